@@ -1,0 +1,94 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "issues",
+    platforms: [.macOS(.v14)],
+    products: [
+        .library(name: "Newsstand", targets: ["Newsstand"]),
+        .executable(name: "issues", targets: ["issues"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", .upToNextMinor(from: "1.8.2")),
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
+    ],
+    targets: [
+        // MARK: - C wrapper
+        .systemLibrary(
+            name: "CLibArchive",
+            pkgConfig: "libarchive",
+            providers: [.apt(["libarchive-dev"])]
+        ),
+
+        // MARK: - Library
+        .target(
+            name: "Newsstand",
+            dependencies: [
+                "CLibArchive",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
+        ),
+
+        // MARK: - Command line
+        .executableTarget(
+            name: "issues",
+            dependencies: [
+                "Newsstand",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+
+        // MARK: - Test support and samples
+        .target(
+            name: "NewsstandTestSupport",
+            dependencies: [
+                "CLibArchive",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
+        ),
+        .executableTarget(
+            name: "sample-server",
+            dependencies: ["NewsstandTestSupport"],
+            path: "Samples/SampleServer"
+        ),
+        .executableTarget(
+            name: "sample-reader",
+            dependencies: ["Newsstand"],
+            path: "Samples/SampleReader"
+        ),
+
+        // MARK: - Tests
+        .testTarget(
+            name: "NewsstandTests",
+            dependencies: ["Newsstand", "NewsstandTestSupport"]
+        ),
+        .testTarget(
+            name: "IssuesCLITests",
+            dependencies: ["Newsstand", "NewsstandTestSupport"]
+        ),
+    ]
+)
+
+// Settings every target shares (the swift-log pattern): Swift 6 mode is the tools-version default;
+// these catch existential and import mistakes early.
+for target in package.targets where target.type != .system {
+    var settings = target.swiftSettings ?? []
+    settings.append(.enableUpcomingFeature("ExistentialAny"))
+    settings.append(.enableUpcomingFeature("MemberImportVisibility"))
+    if target.name == "Newsstand" {
+        settings.append(.unsafeFlags(["-Xfrontend", "-require-explicit-sendable"]))
+    }
+    target.swiftSettings = settings
+}

@@ -1,0 +1,102 @@
+import Foundation
+
+/// One file of an issue, fetched over HTTP(S) (NewsstandKit's `NKAssetDownload`).
+///
+/// A value snapshot: the `Library` actor owns the live state and hands these out.
+public struct AssetDownload: Codable, Sendable, Hashable, Identifiable {
+    /// Where an asset is in its life (NewsstandKit had only "downloading"; a server tool needs more).
+    public enum State: String, Codable, Sendable, Hashable, CaseIterable {
+        /// Added, nothing fetched and nothing in flight.
+        case pending
+        /// In the saved list of downloads; bytes may be on disk in a partial file.
+        case downloading
+        /// The whole file is on disk and verified. For a plain file it is in the content folder; for an
+        /// archive that is still to be unpacked, it waits in the library's download area.
+        case downloaded
+        /// The archive was extracted into the content folder.
+        case unpacked
+        /// The download or unpack gave up; `error` says why. `download` and `resume` retry it.
+        case failed
+    }
+
+    /// The stable identifier (NewsstandKit's `identifier`): the asset's identity, independent of its URL.
+    public let id: String
+    /// Where the asset is fetched from.
+    public var url: URL
+    /// The expected SHA-256 (64 lowercase hex digits), checked before the asset counts as downloaded.
+    public var sha256: String?
+    /// Whether an archive (detected by content) is unpacked into the content folder.
+    public var unpack: Bool
+    /// Where the asset is in its life.
+    public var state: State
+    /// Bytes received so far (the whole size once downloaded).
+    public var receivedBytes: Int64
+    /// The size the server announced, when it did.
+    public var expectedBytes: Int64?
+    /// Why the asset failed, when it did.
+    public var error: String?
+    /// The file's name inside the issue's content folder once placed (plain files, kept archives).
+    public var fileName: String?
+    /// Whether the downloaded file was recognised as an archive.
+    public var isArchive: Bool?
+    /// Free-form data for the embedding app (NewsstandKit's `userInfo`).
+    public var userInfo: [String: String]
+
+    /// Creates a pending asset.
+    public init(id: String, url: URL, sha256: String? = nil, unpack: Bool = true, userInfo: [String: String] = [:]) {
+        self.id = id
+        self.url = url
+        self.sha256 = sha256
+        self.unpack = unpack
+        self.state = .pending
+        self.receivedBytes = 0
+        self.expectedBytes = nil
+        self.error = nil
+        self.fileName = nil
+        self.isArchive = nil
+        self.userInfo = userInfo
+    }
+
+    /// True once the asset needs nothing more: downloaded (and placed), or unpacked.
+    public var isComplete: Bool {
+        switch state {
+        case .unpacked: return true
+        case .downloaded: return !(isArchive == true && unpack)
+        case .pending, .downloading, .failed: return false
+        }
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case id, url, sha256, unpack, state, receivedBytes, expectedBytes, error, fileName, isArchive, userInfo
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        id = try c.decode(String.self, forKey: .id)
+        url = try c.decode(URL.self, forKey: .url)
+        sha256 = try c.decodeIfPresent(String.self, forKey: .sha256)
+        unpack = try c.decodeIfPresent(Bool.self, forKey: .unpack) ?? true
+        state = try c.decode(State.self, forKey: .state)
+        receivedBytes = try c.decodeIfPresent(Int64.self, forKey: .receivedBytes) ?? 0
+        expectedBytes = try c.decodeIfPresent(Int64.self, forKey: .expectedBytes)
+        error = try c.decodeIfPresent(String.self, forKey: .error)
+        fileName = try c.decodeIfPresent(String.self, forKey: .fileName)
+        isArchive = try c.decodeIfPresent(Bool.self, forKey: .isArchive)
+        userInfo = try c.decodeIfPresent([String: String].self, forKey: .userInfo) ?? [:]
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(id, forKey: .id)
+        try c.encode(url, forKey: .url)
+        try c.encodeIfPresent(sha256, forKey: .sha256)
+        try c.encode(unpack, forKey: .unpack)
+        try c.encode(state, forKey: .state)
+        try c.encode(receivedBytes, forKey: .receivedBytes)
+        try c.encodeIfPresent(expectedBytes, forKey: .expectedBytes)
+        try c.encodeIfPresent(error, forKey: .error)
+        try c.encodeIfPresent(fileName, forKey: .fileName)
+        try c.encodeIfPresent(isArchive, forKey: .isArchive)
+        if !userInfo.isEmpty { try c.encode(userInfo, forKey: .userInfo) }
+    }
+}

@@ -1,0 +1,48 @@
+import Foundation
+
+/// Chooses the file name a downloaded asset gets in its issue's folder: from `Content-Disposition`,
+/// else the URL's last path component, always one safe component.
+enum FileNaming {
+    static func name(for asset: AssetDownload, record: ResumeRecord?) -> String {
+        let fallback = "asset-\(asset.id)"
+        if let header = record?.contentDisposition, let name = fileName(fromContentDisposition: header) {
+            return SafePathComponent(sanitizing: name, fallback: fallback).value
+        }
+        let last = asset.url.lastPathComponent
+        if !last.isEmpty, last != "/" {
+            return SafePathComponent(sanitizing: last, fallback: fallback).value
+        }
+        return fallback
+    }
+
+    /// `filename*=UTF-8''…` (RFC 6266/8187) wins over `filename="…"`.
+    static func fileName(fromContentDisposition header: String) -> String? {
+        var plain: String?
+        for part in header.split(separator: ";").dropFirst() {
+            let pair = part.split(separator: "=", maxSplits: 1)
+            guard pair.count == 2 else { continue }
+            let key = pair[0].trimmingCharacters(in: .whitespaces).lowercased()
+            var value = pair[1].trimmingCharacters(in: .whitespaces)
+            if key == "filename*" {
+                let pieces = value.split(separator: "'", maxSplits: 2, omittingEmptySubsequences: false)
+                if pieces.count == 3, pieces[0].lowercased() == "utf-8", let decoded = String(pieces[2]).removingPercentEncoding {
+                    return decoded
+                }
+            } else if key == "filename" {
+                if value.hasPrefix("\""), value.hasSuffix("\""), value.count >= 2 {
+                    value = String(value.dropFirst().dropLast()).replacingOccurrences(of: "\\\"", with: "\"")
+                }
+                plain = value
+            }
+        }
+        // A name may still carry a path from a careless server: keep only its last component.
+        return plain.map { ($0 as NSString).lastPathComponent }.flatMap { $0.isEmpty ? nil : $0 }
+    }
+
+    /// `report.pdf` → `report (2).pdf`.
+    static func withSuffix(_ name: String, _ n: Int) -> String {
+        let ext = (name as NSString).pathExtension
+        let stem = ext.isEmpty ? name : String(name.dropLast(ext.count + 1))
+        return ext.isEmpty ? "\(stem) (\(n))" : "\(stem) (\(n)).\(ext)"
+    }
+}

@@ -1,0 +1,192 @@
+import Crypto
+import Dispatch
+import Foundation
+import NIOConcurrencyHelpers
+import NIOCore
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Streams a response body into a partial file on a serial queue of its own, so disk writes never run
+/// on an event loop or the concurrency pool, and network reads overlap with disk writes.
+///
+/// Memory stays flat: once more than `highWater` bytes wait for the disk, the write future returned to
+/// AsyncHTTPClient stays pending, which stops reading from the socket until the queue drains.
+final class FileSink: Sendable {
+    let path: String
+    let recordPath: String
+    private let fd: Int32
+    private let queue: DispatchQueue
+    private let hashing: Bool
+    private static let highWater = 8 << 20
+    private static let lowWater = 2 << 20
+
+    private struct State: Sendable {
+        var queuedBytes = 0
+        var failure: NewsstandError?
+        var waiters: [EventLoopPromise<Void>] = []
+        /// Bytes in the file, as known to the writer; starts at the partial file's size.
+        var size: Int64 = 0
+    }
+    private let state: NIOLockedValueBox<State>
+    private let digest: LockedDigest
+
+    /// Opens (creating) the partial file. When `hashing`, the bytes already in it are hashed first, so the
+    /// digest at the end covers the whole file even across a resume. Blocking.
+    init(path: String, recordPath: String, hashing: Bool) throws {
+        self.path = path
+        self.recordPath = recordPath
+        self.hashing = hashing
+        self.queue = DispatchQueue(label: "newsstand.file-sink")
+        fd = try POSIX.open(path, O_WRONLY | O_CREAT)
+        var initial = State()
+        var hasher: SHA256?
+        do {
+            var info = stat()
+            guard fstat(fd, &info) == 0 else { throw NewsstandError.posix(errno, "cannot read", path: path) }
+            initial.size = Int64(info.st_size)
+            if hashing { hasher = try FileSink.hashExisting(path: path, bytes: initial.size) }
+        } catch {
+            _ = close(fd)
+            throw error
+        }
+        state = NIOLockedValueBox(initial)
+        digest = LockedDigest(hasher)
+    }
+
+    deinit {
+        _ = close(fd)
+    }
+
+    /// The file size the writer has reached (after every queued write has landed, once `drain` returned).
+    var size: Int64 { state.withLockedValue { $0.size } }
+
+    /// Empties the file and saves `record` before any byte of the new body is written. Runs in order
+    /// with the writes.
+    func restart(record: ResumeRecord) {
+        enqueue(bytes: 0) { state in
+            try POSIX.call("cannot truncate", path: self.path) { ftruncate(self.fd, 0) }
+            state.withLockedValue { $0.size = 0 }
+            self.digest.reset(self.hashing)
+            try record.save(self.recordPath)
+        }
+    }
+
+    /// Empties the file now (before an attempt that starts from zero). Blocking.
+    func truncateNow() throws {
+        try POSIX.call("cannot truncate", path: path) { ftruncate(fd, 0) }
+        state.withLockedValue { $0.size = 0 }
+        digest.reset(hashing)
+    }
+
+    /// Appends `buffer`. The future completes at once unless too much waits for the disk.
+    func write(_ buffer: ByteBuffer, eventLoop: any EventLoop) -> EventLoopFuture<Void> {
+        let count = buffer.readableBytes
+        let outcome: EventLoopFuture<Void>? = state.withLockedValue { state in
+            if let failure = state.failure { return eventLoop.makeFailedFuture(failure) }
+            if state.queuedBytes + count > FileSink.highWater {
+                let promise = eventLoop.makePromise(of: Void.self)
+                state.waiters.append(promise)
+                return promise.futureResult
+            }
+            return nil
+        }
+        enqueue(bytes: count) { state in
+            try buffer.withUnsafeReadableBytes { bytes in
+                let offset = state.withLockedValue { $0.size }
+                var written = 0
+                while written < bytes.count {
+                    let n = try POSIX.call("cannot write", path: self.path) {
+                        pwrite(self.fd, bytes.baseAddress.map { $0 + written }, bytes.count - written, off_t(offset) + off_t(written))
+                    }
+                    written += n
+                }
+                self.digest.update(bytes)
+                state.withLockedValue { $0.size += Int64(bytes.count) }
+            }
+        }
+        return outcome ?? eventLoop.makeSucceededVoidFuture()
+    }
+
+    /// Waits until every queued write has landed; throws the first write error.
+    /// - Returns: The file size and, when hashing, the SHA-256 of the whole file as lowercase hex.
+    func drain() async throws -> (size: Int64, sha256: String?) {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            queue.async {
+                if let failure = self.state.withLockedValue({ $0.failure }) {
+                    continuation.resume(throwing: failure)
+                } else {
+                    continuation.resume()
+                }
+            }
+        }
+        return (state.withLockedValue { $0.size }, digest.hex())
+    }
+
+    /// Flushes the file's bytes to stable storage. Blocking.
+    func sync() throws {
+        try POSIX.fsync(fd, path: path)
+    }
+
+    private func enqueue(bytes: Int, _ operation: @escaping @Sendable (NIOLockedValueBox<State>) throws -> Void) {
+        state.withLockedValue { $0.queuedBytes += bytes }
+        queue.async {
+            let failed = self.state.withLockedValue { $0.failure != nil }
+            if !failed {
+                do {
+                    try operation(self.state)
+                } catch {
+                    let wrapped = error as? NewsstandError ?? NewsstandError(.io, "cannot write \(self.path): \(error)", underlying: error)
+                    self.state.withLockedValue { $0.failure = wrapped }
+                }
+            }
+            let ready: [EventLoopPromise<Void>] = self.state.withLockedValue { state in
+                state.queuedBytes -= bytes
+                guard state.queuedBytes <= FileSink.lowWater || state.failure != nil else { return [] }
+                defer { state.waiters = [] }
+                return state.waiters
+            }
+            let failure = self.state.withLockedValue { $0.failure }
+            for promise in ready {
+                if let failure { promise.fail(failure) } else { promise.succeed() }
+            }
+        }
+    }
+
+    private static func hashExisting(path: String, bytes: Int64) throws -> SHA256 {
+        var hasher = SHA256()
+        guard bytes > 0 else { return hasher }
+        let fd = try POSIX.open(path, O_RDONLY)
+        defer { _ = close(fd) }
+        let chunk = 1 << 20
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: chunk, alignment: 16)
+        defer { buffer.deallocate() }
+        var remaining = bytes
+        while remaining > 0 {
+            let n = try POSIX.call("cannot read", path: path) { read(fd, buffer.baseAddress, min(chunk, Int(remaining))) }
+            if n == 0 { break }
+            hasher.update(bufferPointer: UnsafeRawBufferPointer(rebasing: buffer[0..<n]))
+            remaining -= Int64(n)
+        }
+        return hasher
+    }
+}
+
+/// The running SHA-256 of a partial file. swift-crypto's `SHA256` is not `Sendable` on Linux, so the
+/// value lives behind `lock` and every access holds it (in practice only the sink's serial queue and
+/// the awaiting `drain` touch it, never at once).
+private final class LockedDigest: @unchecked Sendable {
+    private let lock = NIOLock()
+    private var hasher: SHA256?
+
+    init(_ hasher: SHA256?) { self.hasher = hasher }
+
+    func reset(_ enabled: Bool) { lock.withLock { hasher = enabled ? SHA256() : nil } }
+
+    func update(_ bytes: UnsafeRawBufferPointer) { lock.withLock { hasher?.update(bufferPointer: bytes) } }
+
+    func hex() -> String? {
+        lock.withLock { hasher.map { $0.finalize().map { String(format: "%02x", $0) }.joined() } }
+    }
+}

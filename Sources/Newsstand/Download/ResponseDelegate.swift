@@ -1,0 +1,156 @@
+import AsyncHTTPClient
+import Foundation
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOHTTP1
+
+/// What one HTTP attempt ended with.
+enum AttemptOutcome: Sendable {
+    /// A 200 or 206 body was written to the partial file.
+    case body(expectedTotal: Int64?)
+    /// 416: the server says the range starts at or past the end; `total` from `Content-Range: bytes */N`.
+    case rangeNotSatisfiable(total: Int64?)
+}
+
+/// A response status that ends an attempt; 408, 429 and 5xx are worth retrying.
+struct HTTPStatusFailure: Error, Sendable {
+    var status: Int
+    var retryAfter: Duration?
+    var isTransient: Bool { status == 408 || status == 429 || (500...599).contains(status) }
+}
+
+/// The server answered 206 for a different range than asked, or with a different validator.
+struct RangeMismatch: Error, Sendable {
+    var reason: String
+}
+
+/// Receives one attempt's response on the event loop and streams its body into a `FileSink`.
+final class ResponseDelegate: HTTPClientResponseDelegate, Sendable {
+    typealias Response = AttemptOutcome
+
+    private let sink: FileSink
+    private let requestedOffset: Int64
+    private let sentValidator: String?
+    private let url: URL
+    private let onProgress: @Sendable (Int64, Int64?) -> Void
+
+    private struct State {
+        var outcome: AttemptOutcome?
+        var writing = false
+        var expectedTotal: Int64?
+        var received: Int64 = 0
+    }
+    private let state = NIOLockedValueBox(State())
+
+    init(sink: FileSink, requestedOffset: Int64, sentValidator: String?, url: URL,
+         onProgress: @escaping @Sendable (Int64, Int64?) -> Void) {
+        self.sink = sink
+        self.requestedOffset = requestedOffset
+        self.sentValidator = sentValidator
+        self.url = url
+        self.onProgress = onProgress
+    }
+
+    /// Bytes of body this attempt handed to the sink.
+    var receivedBytes: Int64 { state.withLockedValue { $0.received } }
+
+    func didReceiveHead(task: HTTPClient.Task<AttemptOutcome>, _ head: HTTPResponseHead) -> EventLoopFuture<Void> {
+        let eventLoop = task.eventLoop
+        let headers = head.headers
+        switch head.status.code {
+        case 200:
+            // A full body: the server ignored Range, or the validator changed. Start over, never append.
+            let length = headers.first(name: "content-length").flatMap { Int64($0) }
+            sink.restart(record: record(from: headers, expected: length))
+            state.withLockedValue {
+                $0.writing = true
+                $0.expectedTotal = length
+                $0.outcome = .body(expectedTotal: length)
+            }
+        case 206:
+            guard let range = ContentRange(headers.first(name: "content-range") ?? ""), let start = range.start,
+                start == requestedOffset
+            else {
+                return eventLoop.makeFailedFuture(
+                    RangeMismatch(reason: "asked for bytes from \(requestedOffset), got \(headers.first(name: "content-range") ?? "no Content-Range")"))
+            }
+            if let sent = sentValidator, sent.hasPrefix("\""), let etag = headers.first(name: "etag"), etag != sent {
+                return eventLoop.makeFailedFuture(RangeMismatch(reason: "ETag changed from \(sent) to \(etag)"))
+            }
+            state.withLockedValue {
+                $0.writing = true
+                $0.expectedTotal = range.total
+                $0.outcome = .body(expectedTotal: range.total)
+            }
+        case 416:
+            let total = ContentRange(headers.first(name: "content-range") ?? "")?.total
+            state.withLockedValue { $0.outcome = .rangeNotSatisfiable(total: total) }
+        default:
+            let retryAfter = headers.first(name: "retry-after").flatMap(ResponseDelegate.parseRetryAfter)
+            return eventLoop.makeFailedFuture(HTTPStatusFailure(status: Int(head.status.code), retryAfter: retryAfter))
+        }
+        return eventLoop.makeSucceededVoidFuture()
+    }
+
+    func didReceiveBodyPart(task: HTTPClient.Task<AttemptOutcome>, _ buffer: ByteBuffer) -> EventLoopFuture<Void> {
+        let (writing, received, expected) = state.withLockedValue { state -> (Bool, Int64, Int64?) in
+            guard state.writing else { return (false, 0, nil) }
+            state.received += Int64(buffer.readableBytes)
+            return (true, state.received, state.expectedTotal)
+        }
+        guard writing else { return task.eventLoop.makeSucceededVoidFuture() }
+        onProgress(received, expected)
+        return sink.write(buffer, eventLoop: task.eventLoop)
+    }
+
+    func didReceiveError(task: HTTPClient.Task<AttemptOutcome>, _ error: any Error) {}
+
+    func didFinishRequest(task: HTTPClient.Task<AttemptOutcome>) throws -> AttemptOutcome {
+        guard let outcome = state.withLockedValue({ $0.outcome }) else {
+            throw RangeMismatch(reason: "the response ended before its head")
+        }
+        return outcome
+    }
+
+    private func record(from headers: HTTPHeaders, expected: Int64?) -> ResumeRecord {
+        ResumeRecord(
+            url: url.absoluteString, etag: headers.first(name: "etag"), lastModified: headers.first(name: "last-modified"),
+            expectedBytes: expected, contentDisposition: headers.first(name: "content-disposition"))
+    }
+
+    /// `Retry-After` as delay-seconds or an HTTP-date.
+    static func parseRetryAfter(_ value: String) -> Duration? {
+        let trimmed = value.trimmingCharacters(in: .whitespaces)
+        if let seconds = Int(trimmed), seconds >= 0 { return .seconds(seconds) }
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
+        guard let date = formatter.date(from: trimmed) else { return nil }
+        return .milliseconds(max(0, Int(date.timeIntervalSinceNow * 1000)))
+    }
+}
+
+/// `Content-Range: bytes START-END/TOTAL` or `bytes */TOTAL` (RFC 9110 §14.4).
+struct ContentRange: Hashable, Sendable {
+    var start: Int64?
+    var end: Int64?
+    var total: Int64?
+
+    init?(_ text: String) {
+        let value = text.trimmingCharacters(in: .whitespaces)
+        guard value.lowercased().hasPrefix("bytes ") else { return nil }
+        let spec = value.dropFirst(6).split(separator: "/", maxSplits: 1)
+        guard spec.count == 2 else { return nil }
+        total = spec[1] == "*" ? nil : Int64(spec[1])
+        if spec[0] == "*" {
+            start = nil
+            end = nil
+        } else {
+            let bounds = spec[0].split(separator: "-", maxSplits: 1)
+            guard bounds.count == 2, let s = Int64(bounds[0]), let e = Int64(bounds[1]), s <= e else { return nil }
+            start = s
+            end = e
+        }
+    }
+}

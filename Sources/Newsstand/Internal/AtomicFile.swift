@@ -1,0 +1,58 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Whole-file replacement that a crash at any instant cannot leave half-written: write a temporary
+/// file beside the target, fsync it, rename it over the target, fsync the folder.
+enum AtomicFile {
+    /// Replaces the file at `path` with `data`.
+    /// - Throws: `NewsstandError` (`.diskFull` when space runs out); the old file is then untouched.
+    static func write(_ data: Data, to path: String) throws {
+        let directory = (path as NSString).deletingLastPathComponent
+        let name = (path as NSString).lastPathComponent
+        let temporary = "\(directory)/.\(name).tmp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        let fd = try POSIX.open(temporary, O_WRONLY | O_CREAT | O_EXCL)
+        var closed = false
+        do {
+            try data.withUnsafeBytes { try POSIX.writeAll(fd, $0, path: temporary) }
+            try POSIX.fsync(fd, path: temporary)
+            closed = true
+            _ = close(fd)
+            try POSIX.rename(temporary, path)
+        } catch {
+            if !closed { _ = close(fd) }
+            _ = unlink(temporary)
+            throw error
+        }
+        try POSIX.fsyncDirectory(directory)
+    }
+
+    /// Reads the whole file, or returns nil when it does not exist.
+    static func read(_ path: String) throws -> Data? {
+        let fd: Int32
+        do {
+            fd = try POSIX.open(path, O_RDONLY)
+        } catch let error as NewsstandError where !POSIX.exists(path) {
+            _ = error
+            return nil
+        }
+        defer { _ = close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { throw NewsstandError.posix(errno, "cannot read", path: path) }
+        var data = Data(count: Int(info.st_size))
+        var total = 0
+        try data.withUnsafeMutableBytes { buffer in
+            while total < buffer.count {
+                let n = try POSIX.call("cannot read", path: path) {
+                    Glibc.read(fd, buffer.baseAddress.map { $0 + total }, buffer.count - total)
+                }
+                if n == 0 { break }
+                total += n
+            }
+        }
+        if total < data.count { data.removeSubrange(total...) }
+        return data
+    }
+}

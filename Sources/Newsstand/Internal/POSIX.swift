@@ -1,0 +1,83 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Thin wrappers that turn C return codes into `NewsstandError`s naming the path, retrying `EINTR`
+/// (the swift-system `valueOrErrno` pattern).
+enum POSIX {
+    /// Calls `body` until it stops failing with `EINTR`; a `-1` result throws, naming `operation` and `path`.
+    @discardableResult
+    static func call<T: FixedWidthInteger>(_ operation: String, path: String, _ body: () -> T) throws -> T {
+        while true {
+            let result = body()
+            if result != -1 { return result }
+            let code = errno
+            if code == EINTR { continue }
+            throw NewsstandError.posix(code, operation, path: path)
+        }
+    }
+
+    /// Opens `path`. The corresponding C function is `open`.
+    static func open(_ path: String, _ flags: Int32, mode: mode_t = 0o644) throws -> Int32 {
+        try call("cannot open", path: path) { Glibc.open(path, flags | O_CLOEXEC, mode) }
+    }
+
+    /// Writes every byte of `buffer` at the current offset. The corresponding C function is `write`.
+    static func writeAll(_ fd: Int32, _ buffer: UnsafeRawBufferPointer, path: String) throws {
+        var offset = 0
+        while offset < buffer.count {
+            let written = try call("cannot write", path: path) {
+                Glibc.write(fd, buffer.baseAddress.map { $0 + offset }, buffer.count - offset)
+            }
+            offset += written
+        }
+    }
+
+    /// Flushes `fd` to stable storage. The corresponding C function is `fsync`.
+    static func fsync(_ fd: Int32, path: String) throws {
+        try call("cannot fsync", path: path) { Glibc.fsync(fd) }
+    }
+
+    /// Flushes a directory entry change (a rename or create inside `directory`) to stable storage.
+    static func fsyncDirectory(_ directory: String) throws {
+        let fd = try open(directory, O_RDONLY | O_DIRECTORY)
+        defer { _ = Glibc.close(fd) }
+        try fsync(fd, path: directory)
+    }
+
+    /// Renames atomically. The corresponding C function is `rename`.
+    static func rename(_ from: String, _ to: String) throws {
+        try call("cannot rename \(from) to", path: to) { Glibc.rename(from, to) }
+    }
+
+    /// Creates a directory; an existing directory is fine.
+    static func makeDirectory(_ path: String, mode: mode_t = 0o755) throws {
+        if Glibc.mkdir(path, mode) == 0 { return }
+        let code = errno
+        var info = stat()
+        if code == EEXIST, lstat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR { return }
+        throw NewsstandError.posix(code, "cannot create folder", path: path)
+    }
+
+    /// The size of the file at `path`, or nil when it does not exist.
+    static func fileSize(_ path: String) -> Int64? {
+        var info = stat()
+        guard lstat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return nil }
+        return Int64(info.st_size)
+    }
+
+    static func exists(_ path: String) -> Bool {
+        var info = stat()
+        return lstat(path, &info) == 0
+    }
+
+    /// Removes a file; a missing file is fine.
+    static func unlinkIfPresent(_ path: String) throws {
+        if Glibc.unlink(path) == 0 || errno == ENOENT { return }
+        throw NewsstandError.posix(errno, "cannot delete", path: path)
+    }
+}

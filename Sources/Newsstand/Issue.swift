@@ -1,0 +1,94 @@
+import Foundation
+
+/// One issue of a publication: a unique name, a date and its assets (NewsstandKit's `NKIssue`).
+///
+/// A value snapshot; change issues through `Library`.
+public struct Issue: Codable, Sendable, Hashable, Identifiable {
+    /// NewsstandKit's `NKIssueContentStatus`, plus `failed`. Kept in the manifest, never guessed from
+    /// what a folder holds.
+    public enum Status: String, Codable, Sendable, Hashable, CaseIterable {
+        /// No asset fetched yet and none in flight.
+        case none
+        /// Some asset is in flight, or some are fetched and others still pending.
+        case downloading
+        /// Every asset is downloaded, verified and, if an archive, unpacked.
+        case available
+        /// An asset gave up; its error is kept on the asset.
+        case failed
+    }
+
+    /// The unique name, e.g. "The Daily 2026-11-20".
+    public let name: String
+    /// The issue's cover date.
+    public var date: IssueDate
+    /// The content folder's name inside the library: one safe path component, unique in the library.
+    public let folderName: String
+    /// The issue's status, derived from its assets whenever they change and stored with them.
+    public internal(set) var status: Status
+    /// The issue's assets, in the order they were added.
+    public internal(set) var assets: [AssetDownload]
+    /// Set while `remove` is under way, so that a crash mid-removal leaves the issue listed, not orphaned.
+    public internal(set) var isBeingRemoved: Bool
+
+    public var id: String { name }
+
+    init(name: String, date: IssueDate, folderName: String) {
+        self.name = name
+        self.date = date
+        self.folderName = folderName
+        self.status = .none
+        self.assets = []
+        self.isBeingRemoved = false
+    }
+
+    /// Recomputes `status` from the asset states and the saved list of in-flight identifiers.
+    mutating func updateStatus(inFlight: Set<String>) {
+        status = Issue.status(of: assets, inFlight: inFlight)
+    }
+
+    static func status(of assets: [AssetDownload], inFlight: Set<String>) -> Status {
+        guard !assets.isEmpty else { return .none }
+        var anyInFlight = false
+        var anyFailed = false
+        var anyComplete = false
+        var allComplete = true
+        for asset in assets {
+            if inFlight.contains(asset.id) || asset.state == .downloading { anyInFlight = true }
+            if asset.state == .failed { anyFailed = true }
+            if asset.isComplete { anyComplete = true } else { allComplete = false }
+        }
+        if allComplete { return .available }
+        if anyInFlight { return .downloading }
+        if anyFailed { return .failed }
+        return anyComplete ? .downloading : .none
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case name, date, folder, status, assets, removing
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        name = try c.decode(String.self, forKey: .name)
+        date = try c.decode(IssueDate.self, forKey: .date)
+        folderName = try c.decode(String.self, forKey: .folder)
+        status = try c.decode(Status.self, forKey: .status)
+        assets = try c.decodeIfPresent([AssetDownload].self, forKey: .assets) ?? []
+        isBeingRemoved = try c.decodeIfPresent(Bool.self, forKey: .removing) ?? false
+        // A folder name from disk is trusted no more than a user's name.
+        guard SafePathComponent(validating: folderName) != nil else {
+            throw DecodingError.dataCorruptedError(
+                forKey: .folder, in: c, debugDescription: "unsafe folder name \(folderName.debugDescription)")
+        }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(name, forKey: .name)
+        try c.encode(date, forKey: .date)
+        try c.encode(folderName, forKey: .folder)
+        try c.encode(status, forKey: .status)
+        try c.encode(assets, forKey: .assets)
+        if isBeingRemoved { try c.encode(true, forKey: .removing) }
+    }
+}

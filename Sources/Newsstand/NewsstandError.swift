@@ -1,0 +1,99 @@
+/// The one error type the `Newsstand` library throws.
+///
+/// Modelled on AsyncHTTPClient's `HTTPClientError`: a `code` to match on (extensible without breaking
+/// `switch`es), a `message` that names the issue, URL or file concerned, and the `underlying` cause.
+/// `description` is a single line that reads well after `error: `.
+public struct NewsstandError: Error, Sendable, CustomStringConvertible {
+    /// What kind of failure this is. Compare with `==` against the static members.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        private enum Base: String, Hashable, Sendable {
+            case issueNotFound, duplicateIssue, invalidIssueName, invalidDate, invalidURL, invalidChecksum
+            case assetNotFound, manifestUnreadable, manifestFromNewerVersion, libraryUnavailable, io
+            case httpStatus, network, checksumMismatch, lengthMismatch, diskFull, tooManyRedirects
+            case unsafeArchiveEntry, unpackFailed, cancelled, removed
+        }
+        private let base: Base
+        private init(_ base: Base) { self.base = base }
+        public var description: String { base.rawValue }
+
+        /// No issue has the given name.
+        public static let issueNotFound = Code(.issueNotFound)
+        /// An issue with that name already exists.
+        public static let duplicateIssue = Code(.duplicateIssue)
+        /// The issue name is empty, too long or holds control characters.
+        public static let invalidIssueName = Code(.invalidIssueName)
+        /// A date is not a real `YYYY-MM-DD` calendar date.
+        public static let invalidDate = Code(.invalidDate)
+        /// A URL is malformed or not http/https.
+        public static let invalidURL = Code(.invalidURL)
+        /// A `--sha256` value is not 64 hexadecimal digits.
+        public static let invalidChecksum = Code(.invalidChecksum)
+        /// No asset has the given identifier.
+        public static let assetNotFound = Code(.assetNotFound)
+        /// `library.json` exists but cannot be parsed; it is left untouched.
+        public static let manifestUnreadable = Code(.manifestUnreadable)
+        /// `library.json` was written by a newer version of this library; it is left untouched.
+        public static let manifestFromNewerVersion = Code(.manifestFromNewerVersion)
+        /// The library folder cannot be created or opened.
+        public static let libraryUnavailable = Code(.libraryUnavailable)
+        /// A file-system operation failed.
+        public static let io = Code(.io)
+        /// The server answered with a status that does not allow the download (404, 403, …).
+        public static let httpStatus = Code(.httpStatus)
+        /// The connection failed and retries were exhausted.
+        public static let network = Code(.network)
+        /// The downloaded bytes do not match the expected SHA-256.
+        public static let checksumMismatch = Code(.checksumMismatch)
+        /// The server sent a different number of bytes than it announced.
+        public static let lengthMismatch = Code(.lengthMismatch)
+        /// The disk (or a file-size limit) is full.
+        public static let diskFull = Code(.diskFull)
+        /// Too many redirects, or a redirect loop.
+        public static let tooManyRedirects = Code(.tooManyRedirects)
+        /// An archive entry would write outside the issue's folder, or is of a refused type.
+        public static let unsafeArchiveEntry = Code(.unsafeArchiveEntry)
+        /// An archive could not be unpacked (corrupt, encrypted, over the limits).
+        public static let unpackFailed = Code(.unpackFailed)
+        /// The operation was cancelled.
+        public static let cancelled = Code(.cancelled)
+        /// The issue or asset was removed while it was being worked on.
+        public static let removed = Code(.removed)
+    }
+
+    /// What kind of failure this is.
+    public var code: Code
+    /// One line of text naming the issue, URL or file concerned.
+    public var message: String
+    /// The error that caused this one, if any.
+    public var underlying: (any Error)?
+
+    /// Creates an error.
+    /// - Parameters:
+    ///   - code: The kind of failure.
+    ///   - message: One line naming what was wrong and the issue, URL or file concerned.
+    ///   - underlying: The cause, if any.
+    public init(_ code: Code, _ message: String, underlying: (any Error)? = nil) {
+        self.code = code
+        self.message = message
+        self.underlying = underlying
+    }
+
+    public var description: String { message }
+}
+
+extension NewsstandError {
+    /// Wraps a POSIX `errno` from a file operation on `path`.
+    static func posix(_ errnoValue: Int32, _ operation: String, path: String) -> NewsstandError {
+        let reason = String(cString: strerror(errnoValue))
+        let code: Code = (errnoValue == ENOSPC || errnoValue == EFBIG || errnoValue == EDQUOT) ? .diskFull : .io
+        return NewsstandError(code, "\(operation) \(path): \(reason)")
+    }
+}
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif

@@ -1,0 +1,37 @@
+import ArgumentParser
+import Foundation
+import Newsstand
+
+struct AddAsset: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "add-asset",
+        abstract: "Add an asset to an issue and print its identifier.",
+        discussion: "Like NKIssue.addAsset(with:). Archives are detected by content and unpacked unless --no-unpack.")
+
+    @OptionGroup var libraryOptions: LibraryOptions
+
+    @Argument(help: "The issue's name.")
+    var name: String
+
+    @Argument(help: "The asset's URL (http or https).")
+    var url: String
+
+    @Option(name: .long, help: ArgumentHelp("The expected SHA-256, 64 hexadecimal digits.", valueName: "hex"))
+    var sha256: String?
+
+    @Flag(name: .long, help: "Keep an archive as a plain file instead of unpacking it.")
+    var noUnpack = false
+
+    func validate() throws {
+        if let sha256, !AssetRequest.isValidSHA256(sha256) {
+            throw ValidationError("--sha256 must be 64 hexadecimal digits (got \(sha256.count) characters)")
+        }
+    }
+
+    func run() async throws {
+        let request = AssetRequest(url: try AssetRequest.parseURL(url), sha256: sha256, unpack: !noUnpack)
+        let library = try await libraryOptions.open()
+        let asset = try await library.addAsset(toIssueNamed: name, request)
+        Terminal.output(asset.id)
+    }
+}

@@ -1,0 +1,24 @@
+import ArgumentParser
+import Foundation
+import Newsstand
+
+struct Download: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Download every pending asset of the named issues (all issues if none named).",
+        discussion: "Failed assets are retried. Ctrl-C stops cleanly; `issues resume` continues.")
+
+    @OptionGroup var libraryOptions: LibraryOptions
+    @OptionGroup var run: DownloadRunOptions
+
+    @Argument(help: "Issue names.")
+    var names: [String] = []
+
+    func run() async throws {
+        let library = try await libraryOptions.open(configuration: run.configuration)
+        let names = self.names.isEmpty ? nil : self.names
+        let options = run.downloadOptions
+        try await DownloadSession.run(library: library) { onEvent in
+            try await library.download(issues: names, options: options, onEvent: onEvent)
+        }
+    }
+}

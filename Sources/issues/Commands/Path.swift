@@ -1,0 +1,17 @@
+import ArgumentParser
+import Foundation
+import Newsstand
+
+struct Path: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Print the absolute path of an issue's folder.")
+
+    @OptionGroup var libraryOptions: LibraryOptions
+
+    @Argument(help: "The issue's name.")
+    var name: String
+
+    func run() async throws {
+        let library = try await libraryOptions.open()
+        Terminal.output(try await library.contentURL(forIssueNamed: name).path)
+    }
+}

@@ -1,0 +1,20 @@
+import ArgumentParser
+import Foundation
+import Newsstand
+
+struct Resume: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Resume every download in the saved list, and retry failed assets.",
+        discussion: "What a relaunched Newsstand app did with its downloadingAssets.")
+
+    @OptionGroup var libraryOptions: LibraryOptions
+    @OptionGroup var run: DownloadRunOptions
+
+    func run() async throws {
+        let library = try await libraryOptions.open(configuration: run.configuration)
+        let options = run.downloadOptions
+        try await DownloadSession.run(library: library) { onEvent in
+            try await library.resumeDownloads(options: options, onEvent: onEvent)
+        }
+    }
+}

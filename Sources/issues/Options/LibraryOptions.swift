@@ -1,0 +1,86 @@
+import ArgumentParser
+import Foundation
+import Newsstand
+
+/// `--library`, shared by every command.
+struct LibraryOptions: ParsableArguments {
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "The library folder.", discussion: "Default: $ISSUES_LIBRARY, else $XDG_DATA_HOME/issues, else ~/.local/share/issues.",
+            valueName: "dir"),
+        completion: .directory)
+    var library: String?
+
+    /// The folder to use: the option, then `$ISSUES_LIBRARY`, then `$XDG_DATA_HOME/issues`, then
+    /// `~/.local/share/issues` (XDG says to ignore a relative `XDG_DATA_HOME`).
+    func resolvedURL(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> URL {
+        let cwd = URL(fileURLWithPath: FileManager.default.currentDirectoryPath, isDirectory: true)
+        if let library, !library.isEmpty {
+            return URL(fileURLWithPath: library, isDirectory: true, relativeTo: cwd).standardizedFileURL
+        }
+        if let value = environment["ISSUES_LIBRARY"], !value.isEmpty {
+            return URL(fileURLWithPath: value, isDirectory: true, relativeTo: cwd).standardizedFileURL
+        }
+        if let xdg = environment["XDG_DATA_HOME"], xdg.hasPrefix("/") {
+            return URL(fileURLWithPath: xdg, isDirectory: true).appendingPathComponent("issues", isDirectory: true)
+        }
+        guard let home = environment["HOME"], !home.isEmpty else {
+            throw NewsstandError(.libraryUnavailable, "no library folder: pass --library DIR or set ISSUES_LIBRARY (HOME is not set)")
+        }
+        return URL(fileURLWithPath: home, isDirectory: true).appendingPathComponent(".local/share/issues", isDirectory: true)
+    }
+
+    func open(configuration: Library.Configuration = Library.Configuration()) async throws -> Library {
+        try await Library.open(at: resolvedURL(), configuration: configuration, logger: Terminal.logger)
+    }
+}
+
+/// `--json`, for the commands that can print machine-readable output.
+struct OutputOptions: ParsableArguments {
+    @Flag(name: .long, help: "Print one JSON value to stdout instead of text.")
+    var json = false
+}
+
+/// Options of the commands that download.
+struct DownloadRunOptions: ParsableArguments {
+    @Option(name: [.short, .long], help: "How many assets to download at once.")
+    var jobs = 4
+
+    @Flag(name: .long, help: "Keep archives in the issue folder after unpacking them.")
+    var keepArchive = false
+
+    @Option(name: .long, help: ArgumentHelp("Stop unpacking an archive past this many bytes.", valueName: "bytes"))
+    var maxUnpackedBytes: Int64 = UnpackLimits.default.maxTotalBytes
+
+    @Option(name: .long, help: ArgumentHelp("Stop unpacking an archive past this many entries.", valueName: "count"))
+    var maxEntries: Int = UnpackLimits.default.maxEntries
+
+    @Option(name: .long, help: ArgumentHelp("Give up on an asset after this many attempts in a row without progress.", valueName: "count"))
+    var retries: Int = RetryPolicy().maxAttemptsWithoutProgress
+
+    func validate() throws {
+        guard jobs >= 1 else { throw ValidationError("--jobs must be at least 1 (got \(jobs))") }
+        guard jobs <= 256 else { throw ValidationError("--jobs must be at most 256 (got \(jobs))") }
+        guard maxUnpackedBytes > 0 else { throw ValidationError("--max-unpacked-bytes must be positive") }
+        guard maxEntries > 0 else { throw ValidationError("--max-entries must be positive") }
+        guard retries >= 1 else { throw ValidationError("--retries must be at least 1") }
+    }
+
+    var configuration: Library.Configuration {
+        var configuration = Library.Configuration()
+        configuration.unpackLimits = UnpackLimits(maxTotalBytes: maxUnpackedBytes, maxEntries: maxEntries)
+        configuration.retry.maxAttemptsWithoutProgress = retries
+        return configuration
+    }
+
+    var downloadOptions: DownloadOptions {
+        DownloadOptions(jobs: jobs, keepArchives: keepArchive)
+    }
+}
+
+extension IssueDate: ExpressibleByArgument {
+    public init?(argument: String) {
+        self.init(argument)
+    }
+}

@@ -1,0 +1,80 @@
+import ArgumentParser
+import Dispatch
+import Foundation
+import Newsstand
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Runs one `download` or `resume`: progress on stderr, Ctrl-C handling, the summary on stdout, and the
+/// exit status (1 if any asset failed, 130 when interrupted).
+enum DownloadSession {
+    static func run(
+        library: Library,
+        _ body: @escaping @Sendable (@escaping @Sendable (DownloadEvent) -> Void) async throws -> DownloadSummary
+    ) async throws {
+        let reporter = ProgressReporter(isTerminal: Terminal.stderrIsTerminal)
+        let started = ContinuousClock.now
+        let task = Task { try await body { reporter.handle($0) } }
+
+        // First Ctrl-C: cancel, keep partial files, exit after the downloads wind down. Second: leave now.
+        signal(SIGINT, SIG_IGN)
+        signal(SIGTERM, SIG_IGN)
+        let interrupts = InterruptCounter()
+        var sources: [any DispatchSourceSignal] = []
+        for number in [SIGINT, SIGTERM] {
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler {
+                if interrupts.increment() > 1 { _exit(130) }
+                task.cancel()
+            }
+            source.resume()
+            sources.append(source)
+        }
+        defer { sources.forEach { $0.cancel() } }
+
+        let summary: DownloadSummary
+        do {
+            summary = try await task.value
+        } catch {
+            try? await library.shutdown()
+            throw error
+        }
+        try? await library.shutdown()
+        reporter.finish()
+
+        let elapsed = ContinuousClock.now - started
+        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        var parts = ["\(summary.finished.count) done"]
+        if !summary.failed.isEmpty { parts.append("\(summary.failed.count) failed") }
+        if !summary.skipped.isEmpty { parts.append("\(summary.skipped.count) skipped (busy in another process)") }
+        if !summary.interrupted.isEmpty { parts.append("\(summary.interrupted.count) interrupted") }
+        if summary.finished.isEmpty && summary.failed.isEmpty && summary.skipped.isEmpty && summary.interrupted.isEmpty {
+            Terminal.output("nothing to download")
+        } else {
+            Terminal.output(
+                "\(parts.joined(separator: ", ")); \(Format.bytes(summary.bytesReceived)) fetched in "
+                    + String(format: "%.1f s", seconds))
+        }
+        if interrupts.value > 0 || !summary.interrupted.isEmpty {
+            Terminal.error("interrupted: partial files are kept; run `issues resume` to continue")
+            throw ExitCode(130)
+        }
+        if !summary.failed.isEmpty {
+            for (id, message) in summary.failed.sorted(by: { $0.key < $1.key }) {
+                Terminal.error("error: asset \(id): \(message)")
+            }
+            throw ExitCode.failure
+        }
+    }
+}
+
+/// Counts signals; shared between the signal handler and the command.
+private final class InterruptCounter: Sendable {
+    private let count = Mutex(0)
+    func increment() -> Int { count.withLock { $0 += 1; return $0 } }
+    var value: Int { count.withLock { $0 } }
+}
+
+import Synchronization

@@ -1,0 +1,55 @@
+import Foundation
+
+/// Text tables for `list` and `show`.
+enum TableRenderer {
+    static func issues(_ reports: [IssueReport]) -> String {
+        let header = ["NAME", "DATE", "STATUS", "ASSETS", "SIZE", "FOLDER"]
+        let rows = reports.map { report in
+            [
+                Format.clip(report.name, 48), report.date, report.status, "\(report.assetsDone)/\(report.assetsTotal)",
+                Format.bytes(report.bytes), report.directory,
+            ]
+        }
+        return table(header: header, rows: rows)
+    }
+
+    static func issue(_ report: IssueReport) -> String {
+        var lines = [
+            "name:    \(report.name)",
+            "date:    \(report.date)",
+            "status:  \(report.status)",
+            "folder:  \(report.directory)",
+            "assets:  \(report.assetsDone)/\(report.assetsTotal) done, \(Format.bytes(report.bytes))",
+        ]
+        for asset in report.assets {
+            let size = asset.expectedBytes.map { "\(Format.bytes(asset.receivedBytes)) / \(Format.bytes($0))" }
+                ?? Format.bytes(asset.receivedBytes)
+            lines.append("")
+            lines.append("  \(asset.id)  \(asset.state)  \(size)")
+            lines.append("    url:    \(asset.url)")
+            if let name = asset.fileName { lines.append("    file:   \(name)") }
+            if let sha = asset.sha256 { lines.append("    sha256: \(sha)") }
+            if !asset.unpack { lines.append("    unpack: no") }
+            if let error = asset.error { lines.append("    error:  \(error)") }
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    static func table(header: [String], rows: [[String]]) -> String {
+        var widths = header.map(\.count)
+        for row in rows {
+            for (i, cell) in row.enumerated() where i < widths.count { widths[i] = max(widths[i], cell.count) }
+        }
+        func line(_ cells: [String]) -> String {
+            var text = ""
+            for (i, cell) in cells.enumerated() {
+                text += i == cells.count - 1 ? cell : Format.pad(cell, widths[i]) + "  "
+            }
+            return text
+        }
+        var out = [line(header)]
+        out.reserveCapacity(rows.count + 1)
+        for row in rows { out.append(line(row)) }
+        return out.joined(separator: "\n")
+    }
+}
