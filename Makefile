@@ -5,10 +5,11 @@ SWIFT      ?= swift
 APT_GET    := $(shell command -v sudo >/dev/null 2>&1 && [ "$$(id -u)" != 0 ] && echo sudo) apt-get
 # Debian packages each target needs: package name = a file it installs.
 BUILD_PKGS := libarchive-dev:/usr/include/archive.h pkg-config:/usr/bin/pkg-config
+TEST_PKGS  := curl:/usr/bin/curl
 BENCH_PKGS := nginx-light:/usr/sbin/nginx aria2:/usr/bin/aria2c libarchive-tools:/usr/bin/bsdtar curl:/usr/bin/curl unzip:/usr/bin/unzip python3:/usr/bin/python3
 DEMO_PKGS  := python3:/usr/bin/python3
 
-.PHONY: all build release test bench demo deps bench-deps demo-deps clean
+.PHONY: all build release test bench demo deps test-deps bench-deps demo-deps clean
 
 all: build
 
@@ -25,6 +26,9 @@ endef
 deps:
 	$(call install_missing,$(BUILD_PKGS))
 
+test-deps: deps
+	$(call install_missing,$(TEST_PKGS))
+
 bench-deps: deps
 	$(call install_missing,$(BENCH_PKGS))
 
@@ -37,7 +41,7 @@ build: deps
 release: deps
 	$(SWIFT) build -c release --product issues
 
-test: deps
+test: test-deps
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
 

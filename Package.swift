@@ -3,7 +3,7 @@ import PackageDescription
 
 let package = Package(
     name: "issues",
-    platforms: [.macOS(.v14)],
+    platforms: [.macOS(.v15)],
     products: [
         .library(name: "Newsstand", targets: ["Newsstand"]),
         .executable(name: "issues", targets: ["issues"]),
@@ -76,7 +76,7 @@ let package = Package(
         ),
         .testTarget(
             name: "IssuesCLITests",
-            dependencies: ["Newsstand", "NewsstandTestSupport"]
+            dependencies: ["issues", "Newsstand", "NewsstandTestSupport"]
         ),
     ]
 )

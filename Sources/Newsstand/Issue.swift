@@ -53,7 +53,10 @@ public struct Issue: Codable, Sendable, Hashable, Identifiable {
         var anyComplete = false
         var allComplete = true
         for asset in assets {
-            if inFlight.contains(asset.id) || asset.state == .downloading { anyInFlight = true }
+            // A downloaded archive still waiting to be unpacked is work in progress too.
+            if inFlight.contains(asset.id) || asset.state == .downloading || (asset.state == .downloaded && !asset.isComplete) {
+                anyInFlight = true
+            }
             if asset.state == .failed { anyFailed = true }
             if asset.isComplete { anyComplete = true } else { allComplete = false }
         }

@@ -24,6 +24,8 @@ extension Library {
                 let (_, manifest) = try await runBlocking {
                     try store.update { manifest in
                         for change in changes { change(&manifest) }
+                        // Statuses depend on the saved in-flight list too, so recompute after every change.
+                        manifest.updateStatuses(ofIssuesAt: manifest.issues.indices)
                     }
                 }
                 self.manifest = manifest

@@ -245,12 +245,12 @@ public actor Library {
     /// A folder name derived from `name`, unique among the library's issues (case-insensitively, so a
     /// library can move to a case-insensitive disk) and not already taken on disk.
     static func uniqueFolderName(for name: String, in manifest: Manifest, layout: LibraryLayout) -> String {
-        let base = SafePathComponent(sanitizing: name)
+        var base = SafePathComponent(sanitizing: name)
+        if LibraryLayout.isReserved(base.value) { base = SafePathComponent(sanitizing: "_" + base.value) }
         let taken = Set(manifest.issues.lazy.map { $0.folderName.lowercased() })
         var candidate = base
         var n = 2
-        while taken.contains(candidate.value.lowercased()) || LibraryLayout.isReserved(candidate.value)
-            || POSIX.exists(layout.contentFolder(candidate.value))
+        while taken.contains(candidate.value.lowercased()) || POSIX.exists(layout.contentFolder(candidate.value))
         {
             candidate = base.withSuffix(n)
             n += 1

@@ -1,3 +1,5 @@
+// `struct stat` reaches Swift through libarchive's headers, so its members need this import too.
+internal import CLibArchive
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)

@@ -18,6 +18,16 @@ struct Add: AsyncParsableCommand {
     @Option(name: .customLong("asset"), help: ArgumentHelp("An asset URL (http or https); repeat for more.", valueName: "url"))
     var assets: [String] = []
 
+    func validate() throws {
+        for asset in assets {
+            do {
+                _ = try AssetRequest.parseURL(asset)
+            } catch let error as NewsstandError {
+                throw ValidationError(error.message)
+            }
+        }
+    }
+
     func run() async throws {
         let requests = try assets.map { AssetRequest(url: try AssetRequest.parseURL($0)) }
         let library = try await libraryOptions.open()

@@ -23,6 +23,11 @@ struct AddAsset: AsyncParsableCommand {
     var noUnpack = false
 
     func validate() throws {
+        do {
+            _ = try AssetRequest.parseURL(url)
+        } catch let error as NewsstandError {
+            throw ValidationError(error.message)
+        }
         if let sha256, !AssetRequest.isValidSHA256(sha256) {
             throw ValidationError("--sha256 must be 64 hexadecimal digits (got \(sha256.count) characters)")
         }

@@ -1,0 +1,373 @@
+import Foundation
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+import Synchronization
+
+/// A real HTTP/1.1 server on 127.0.0.1 for tests, with fault injection.
+///
+/// It serves in-memory content (``serve(_:bytes:etag:lastModified:contentType:)``) and files
+/// under directories (``serveDirectory(_:)``) for `GET` and `HEAD`, with single byte ranges,
+/// `If-Range`, `If-None-Match` and `If-Modified-Since`, keep-alive, and the faults of ``Faults``.
+/// Bodies stream in chunks of about 64 KiB, each written only after the previous one reached the
+/// kernel, so memory stays flat whatever the size.
+///
+/// Paths given to its methods are URL paths (`"/a.bin"`); a query string is ignored and
+/// percent-escapes are decoded, so `"/a%20b"` and `"/a b"` name the same path. Counters and faults
+/// are kept per such path.
+///
+/// Always call ``shutdown()`` (or use ``withTestServer(_:)``): the server owns threads.
+public final class TestHTTPServer: Sendable {
+    /// The port the server listens on.
+    public let port: Int
+
+    let core: ServerCore
+    private let group: MultiThreadedEventLoopGroup
+    private let channel: any Channel
+    /// Whether ``shutdown()`` has begun; makes it idempotent.
+    private let stopped = Mutex(false)
+
+    private init(port: Int, core: ServerCore, group: MultiThreadedEventLoopGroup, channel: any Channel) {
+        self.port = port
+        self.core = core
+        self.group = group
+        self.channel = channel
+    }
+
+    /// Starts on 127.0.0.1, port 0 (ephemeral) unless given.
+    public static func start(port: Int = 0) async throws -> TestHTTPServer {
+        // One event loop is plenty for tests; file reads go to the thread pool, never the loop.
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let threadPool = NIOThreadPool(numberOfThreads: 2)
+        threadPool.start()
+        let core = ServerCore(threadPool: threadPool)
+        do {
+            let channel = try await ServerBootstrap(group: group)
+                .serverChannelOption(ChannelOptions.backlog, value: 256)
+                .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
+                .childChannelInitializer { channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
+                        try channel.pipeline.syncOperations.addHandler(TestHTTPHandler(core: core))
+                    }
+                }
+                .bind(host: "127.0.0.1", port: port)
+                .get()
+            guard let boundPort = channel.localAddress?.port else {
+                throw TestHTTPServerError.noLocalAddress
+            }
+            return TestHTTPServer(port: boundPort, core: core, group: group, channel: channel)
+        } catch {
+            // Shutdown errors would hide the bind error, which is the one worth reporting.
+            try? await threadPool.shutdownGracefully()
+            try? await group.shutdownGracefully()
+            throw error
+        }
+    }
+
+    /// `"http://127.0.0.1:PORT"`.
+    public var baseURL: String {
+        "http://127.0.0.1:\(port)"
+    }
+
+    /// ``baseURL`` followed by `path` (a leading `/` is added if missing). The path is used as
+    /// given, so it must already be URL-safe (percent-encoded).
+    public func url(_ path: String) -> String {
+        baseURL + (path.hasPrefix("/") ? path : "/" + path)
+    }
+
+    /// Serve in-memory bytes at `path`.
+    ///
+    /// - Parameters:
+    ///   - etag: the full ETag including quotes; defaults to a strong ETag derived from the bytes
+    ///     (`"` + 16 hex digits of an FNV-1a hash + `"`), so new content gets a new ETag.
+    ///   - lastModified: defaults to a fixed date, Mon, 01 Jan 2024 00:00:00 GMT (whole seconds
+    ///     are used, as HTTP-dates have no fractions).
+    ///
+    /// Calling again replaces the content (to simulate "content changed between requests").
+    public func serve(
+        _ path: String,
+        bytes: [UInt8],
+        etag: String? = nil,
+        lastModified: Date? = nil,
+        contentType: String = "application/octet-stream"
+    ) {
+        var buffer = core.allocator.buffer(capacity: bytes.count)
+        buffer.writeBytes(bytes)
+        let content = StoredContent(
+            bytes: buffer,
+            etag: etag ?? HTTPSemantics.contentETag(bytes),
+            lastModified: lastModified.map { Int64($0.timeIntervalSince1970.rounded(.down)) } ?? Self.defaultLastModified,
+            contentType: contentType
+        )
+        let key = Self.normalize(path)
+        core.state.withLock { $0.contents[key] = content }
+    }
+
+    /// Serve every regular file under `directory` at `"/<relative path>"`.
+    ///
+    /// Files are opened on each request and streamed in chunks from a thread pool, never loaded
+    /// whole. The ETag comes from size and modification time; `Last-Modified` is the
+    /// modification time. In-memory content from ``serve(_:bytes:etag:lastModified:contentType:)``
+    /// wins over files; with several directories the first one holding the file wins. Paths with
+    /// `..` segments get 404.
+    public func serveDirectory(_ directory: String) {
+        let absolute = URL(fileURLWithPath: directory).standardizedFileURL.path
+        core.state.withLock { $0.directories.append(absolute) }
+    }
+
+    /// Replaces the faults of `path` and restarts its counted faults from zero.
+    public func setFaults(_ path: String, _ faults: Faults) {
+        let key = Self.normalize(path)
+        core.state.withLock {
+            $0.faults[key] = faults
+            $0.progress[key] = FaultProgress()
+        }
+    }
+
+    /// Faults for every path that has none of its own from ``setFaults(_:_:)`` (counted faults
+    /// are still counted per path). Restarts the counts of those paths.
+    public func setDefaultFaults(_ faults: Faults) {
+        core.state.withLock { state in
+            state.defaultFaults = faults
+            for key in state.progress.keys where state.faults[key] == nil {
+                state.progress[key] = FaultProgress()
+            }
+        }
+    }
+
+    /// Total body bytes written for `path` over all requests.
+    ///
+    /// Counts bytes of the path's content (200 and 206 bodies) whose write completed, that is,
+    /// bytes handed to the kernel's socket buffer; short texts of error, redirect and status
+    /// responses are not counted. A client that disconnects may not have read all of them.
+    public func bodyBytesSent(_ path: String) -> Int {
+        let key = Self.normalize(path)
+        return core.state.withLock { $0.stats[key]?.bodyBytes ?? 0 }
+    }
+
+    /// How many requests arrived for `path` (whatever was answered).
+    public func requestCount(_ path: String) -> Int {
+        let key = Self.normalize(path)
+        return core.state.withLock { $0.stats[key]?.requests.count ?? 0 }
+    }
+
+    /// The requests for `path`, in arrival order.
+    public func requests(_ path: String) -> [RecordedRequest] {
+        let key = Self.normalize(path)
+        return core.state.withLock { $0.stats[key]?.requests ?? [] }
+    }
+
+    /// Forgets all requests and body byte counts. Fault counts are kept, so a cut that already
+    /// happened does not happen again (use ``setFaults(_:_:)`` to re-arm faults).
+    public func resetCounters() {
+        core.state.withLock { $0.stats = [:] }
+    }
+
+    /// Stops listening, closes every connection and releases the threads. Idempotent: later
+    /// calls return at once.
+    public func shutdown() async throws {
+        let alreadyStopped = stopped.withLock { stopped in
+            defer { stopped = true }
+            return stopped
+        }
+        if alreadyStopped { return }
+        // Closing the listener first stops new connections; an already-closed channel is fine.
+        try? await channel.close()
+        // The pool goes before the loop so that pending reads fail on a loop that still runs.
+        try await core.threadPool.shutdownGracefully()
+        try await group.shutdownGracefully()
+    }
+
+    /// Mon, 01 Jan 2024 00:00:00 GMT: fixed so that tests can compare `Last-Modified` values.
+    static let defaultLastModified: Int64 = 1_704_067_200
+
+    /// The key under which a URL path is stored: without query or fragment, percent-decoded,
+    /// with a leading `/`.
+    static func normalize(_ path: String) -> String {
+        let raw = path.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
+        let withoutFragment = raw.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
+        let decoded = String(withoutFragment).removingPercentEncoding ?? String(withoutFragment)
+        return decoded.hasPrefix("/") ? decoded : "/" + decoded
+    }
+}
+
+/// Runs body with a started server and always shuts it down (also on throw).
+public func withTestServer<T: Sendable>(_ body: (TestHTTPServer) async throws -> T) async throws -> T {
+    let server = try await TestHTTPServer.start()
+    let result: T
+    do {
+        result = try await body(server)
+    } catch {
+        // The body's error is the one worth reporting; a shutdown failure would only mask it.
+        try? await server.shutdown()
+        throw error
+    }
+    try await server.shutdown()
+    return result
+}
+
+/// One request as the server received it.
+///
+/// Headers are kept as `(name, value)` pairs in arrival order with the names spelled as sent;
+/// use ``header(_:)`` for a case-insensitive look-up.
+public struct RecordedRequest: Sendable {
+    /// The method, e.g. `"GET"`.
+    public var method: String
+    /// The request target as sent, e.g. `"/a.bin?x=1"`.
+    public var uri: String
+    /// The HTTP version, e.g. `"HTTP/1.1"`.
+    public var version: String
+    /// Every header field in arrival order, names as sent.
+    public var headers: [(String, String)]
+
+    /// Creates a record (the server makes these; public for tests that build expectations).
+    public init(method: String, uri: String, version: String = "HTTP/1.1", headers: [(String, String)]) {
+        self.method = method
+        self.uri = uri
+        self.version = version
+        self.headers = headers
+    }
+
+    /// The value of header `name` (case-insensitive); several fields of that name are joined with
+    /// `", "` as RFC 9110 §5.3 allows. Nil when absent.
+    public func header(_ name: String) -> String? {
+        let wanted = name.lowercased()
+        let values = headers.filter { $0.0.lowercased() == wanted }.map(\.1)
+        return values.isEmpty ? nil : values.joined(separator: ", ")
+    }
+}
+
+/// Errors the test server itself throws.
+public enum TestHTTPServerError: Error, Sendable {
+    /// The listening socket reported no local address.
+    case noLocalAddress
+    /// A served file ended before its announced size (it shrank while being served).
+    case fileShrank
+    /// A served file was already closed (its connection went away).
+    case fileClosed
+    /// A system call failed with this errno.
+    case systemCall(String, errno: Int32)
+}
+
+// MARK: - Shared state
+
+/// In-memory content registered with `serve`.
+struct StoredContent: Sendable {
+    var bytes: ByteBuffer
+    var etag: String
+    var lastModified: Int64
+    var contentType: String
+}
+
+/// What the server remembers about requests for one path.
+struct PathStats: Sendable {
+    var bodyBytes = 0
+    var requests: [RecordedRequest] = []
+}
+
+/// Everything the handlers and the test thread share; only touched under `ServerCore.state`.
+struct ServerState: Sendable {
+    var contents: [String: StoredContent] = [:]
+    var directories: [String] = []
+    var faults: [String: Faults] = [:]
+    var defaultFaults = Faults()
+    var progress: [String: FaultProgress] = [:]
+    var stats: [String: PathStats] = [:]
+}
+
+/// How a request is to be answered, decided under the lock in one step.
+enum Route: Sendable {
+    /// A short fixed answer (errors, 503s, status overrides, redirects).
+    case simple(SimpleResponse)
+    /// In-memory content, shaped by the faults.
+    case content(StoredContent, Faults)
+    /// A file to look for at these absolute paths, in order, shaped by the faults.
+    case file(candidates: [String], Faults)
+}
+
+/// A short response with an optional text body.
+struct SimpleResponse: Sendable {
+    var status: HTTPResponseStatus
+    var headers: [(String, String)] = []
+    /// Nil sends the reason phrase; statuses that cannot carry a body get none anyway.
+    var text: String? = nil
+}
+
+/// The server's shared state and resources, reached from every connection handler.
+final class ServerCore: Sendable {
+    let threadPool: NIOThreadPool
+    let allocator = ByteBufferAllocator()
+    /// Shared between event-loop handlers and the test's thread, hence the lock.
+    let state = Mutex(ServerState())
+
+    init(threadPool: NIOThreadPool) {
+        self.threadPool = threadPool
+    }
+
+    /// Records the request and decides how to answer it, using up counted faults.
+    func route(path: String, request: RecordedRequest) -> Route {
+        state.withLock { state in
+            state.stats[path, default: PathStats()].requests.append(request)
+            let faults = state.faults[path] ?? state.defaultFaults
+            var progress = state.progress[path] ?? FaultProgress()
+            defer { state.progress[path] = progress }
+
+            if progress.unavailableSent < faults.unavailableResponses {
+                progress.unavailableSent += 1
+                var headers: [(String, String)] = []
+                if let retryAfter = faults.retryAfter { headers.append(("Retry-After", retryAfter)) }
+                return .simple(SimpleResponse(status: .serviceUnavailable, headers: headers))
+            }
+            if let status = faults.status, progress.statusSent < faults.statusResponses {
+                progress.statusSent += 1
+                var headers: [(String, String)] = []
+                if status == 416, let content = state.contents[path] {
+                    headers.append(("Content-Range", "bytes */\(content.bytes.readableBytes)"))
+                }
+                return .simple(SimpleResponse(status: HTTPResponseStatus(statusCode: status), headers: headers))
+            }
+            if let location = faults.redirectTo {
+                return .simple(
+                    SimpleResponse(
+                        status: HTTPResponseStatus(statusCode: faults.redirectStatus),
+                        headers: [("Location", location)]
+                    )
+                )
+            }
+            guard request.method == "GET" || request.method == "HEAD" else {
+                return .simple(SimpleResponse(status: .methodNotAllowed, headers: [("Allow", "GET, HEAD")]))
+            }
+            if let content = state.contents[path] {
+                return .content(content, faults)
+            }
+            if let relative = Self.relativeFilePath(path), !state.directories.isEmpty {
+                return .file(candidates: state.directories.map { $0 + "/" + relative }, faults)
+            }
+            return .simple(SimpleResponse(status: .notFound))
+        }
+    }
+
+    /// Uses up one cut of `path` if any is left.
+    func takeCut(path: String, faults: Faults) -> Bool {
+        state.withLock { state in
+            var progress = state.progress[path] ?? FaultProgress()
+            guard progress.cutsDone < faults.cutResponses else { return false }
+            progress.cutsDone += 1
+            state.progress[path] = progress
+            return true
+        }
+    }
+
+    func addBodyBytes(path: String, count: Int) {
+        state.withLock { $0.stats[path, default: PathStats()].bodyBytes += count }
+    }
+
+    /// The path relative to a served directory, or nil when it names no file there (`..`
+    /// segments would escape the directory; a NUL cannot be in a file name).
+    static func relativeFilePath(_ path: String) -> String? {
+        let segments = path.split(separator: "/")
+        guard !segments.isEmpty, !segments.contains(".."), !path.contains("\0") else { return nil }
+        return segments.filter { $0 != "." }.joined(separator: "/")
+    }
+}
