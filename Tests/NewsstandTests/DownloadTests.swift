@@ -1,0 +1,401 @@
+import Foundation
+import NewsstandTestSupport
+import Testing
+
+@testable import Newsstand
+
+/// The downloader against a real HTTP server on 127.0.0.1 with injected faults.
+@Suite struct DownloadTests {
+    static let date = IssueDate(year: 2026, month: 11, day: 20)!
+
+    /// A library with fast retries, so fault tests do not wait on production backoff.
+    func openLibrary(_ root: URL, limits: UnpackLimits = .default) async throws -> Library {
+        var configuration = Library.Configuration()
+        configuration.retry = RetryPolicy(maxAttemptsWithoutProgress: 4, baseDelay: .milliseconds(20), maxDelay: .milliseconds(100))
+        configuration.unpackLimits = limits
+        configuration.syncDownloads = false
+        return try await Library.open(at: root, configuration: configuration)
+    }
+
+    /// Adds one issue with one asset and downloads it; returns the library, the asset and the events.
+    func fetchOne(
+        _ server: TestHTTPServer, path: String, root: URL, sha256: String? = nil, unpack: Bool = true,
+        limits: UnpackLimits = .default, options: DownloadOptions = DownloadOptions()
+    ) async throws -> (Library, AssetDownload, [DownloadEvent], DownloadSummary) {
+        let library = try await openLibrary(root, limits: limits)
+        let url = try #require(URL(string: server.url(path)))
+        try await library.addIssue(named: "Issue", date: DownloadTests.date, assets: [AssetRequest(url: url, sha256: sha256, unpack: unpack)])
+        let events = EventLog()
+        let summary = try await library.download(options: options) { events.append($0) }
+        try await library.shutdown()
+        let asset = try #require(await library.issue(named: "Issue")?.assets.first)
+        return (library, asset, events.all, summary)
+    }
+
+    func contentFile(_ library: Library, _ name: String) async throws -> [UInt8] {
+        let issue = try #require(await library.issue(named: "Issue"))
+        return Array(try Data(contentsOf: library.contentURL(for: issue).appendingPathComponent(name)))
+    }
+
+    @Test func plainDownloadIsPlacedAndVerified() async throws {
+        try await withTestServer { server in
+            let body = patternBytes(count: 300_000)
+            server.serve("/papers/report.pdf", bytes: body)
+            try await withTemporaryDirectory { root in
+                let (library, asset, events, summary) = try await fetchOne(server, path: "/papers/report.pdf", root: root, sha256: sha256Hex(body))
+                #expect(summary.finished == [asset.id])
+                #expect(asset.state == .downloaded)
+                #expect(asset.fileName == "report.pdf")
+                #expect(asset.receivedBytes == 300_000 && asset.expectedBytes == 300_000)
+                #expect(try await contentFile(library, "report.pdf") == body)
+                #expect(await library.issue(named: "Issue")?.status == .available)
+                #expect(await library.downloadingAssets.isEmpty)
+                #expect(server.bodyBytesSent("/papers/report.pdf") == body.count)
+                #expect(events.contains { if case .finished = $0.kind { true } else { false } })
+                // Nothing is left in the library's work areas.
+                #expect(try FileManager.default.contentsOfDirectory(atPath: root.appendingPathComponent(".downloads").path).filter { !$0.hasSuffix(".lock") }.isEmpty)
+            }
+        }
+    }
+
+    @Test func connectionCutOnceResumesWithRangeAndIfRange() async throws {
+        try await withTestServer { server in
+            let body = patternBytes(count: 1_000_000, seed: 7)
+            server.serve("/a.bin", bytes: body, etag: "\"a1\"")
+            server.setFaults("/a.bin", Faults(cutAfterBytes: 400_000))
+            try await withTemporaryDirectory { root in
+                let (library, asset, events, _) = try await fetchOne(server, path: "/a.bin", root: root, sha256: sha256Hex(body))
+                #expect(asset.state == .downloaded)
+                #expect(try await contentFile(library, "a.bin") == body)
+                let requests = server.requests("/a.bin")
+                #expect(requests.count == 2)
+                #expect(requests.last?.header("range") == "bytes=400000-")
+                #expect(requests.last?.header("if-range") == "\"a1\"")
+                // Not a byte fetched twice.
+                #expect(server.bodyBytesSent("/a.bin") == body.count)
+                #expect(events.contains { if case .retrying = $0.kind { true } else { false } })
+            }
+        }
+    }
+
+    @Test func connectionCutOnEveryResponseStillCompletes() async throws {
+        try await withTestServer { server in
+            let body = patternBytes(count: 600_000, seed: 8)
+            server.serve("/flaky.bin", bytes: body)
+            server.setFaults("/flaky.bin", Faults(cutAfterBytes: 100_000, cutResponses: .max))
+            try await withTemporaryDirectory { root in
+                let (library, asset, _, _) = try await fetchOne(server, path: "/flaky.bin", root: root, sha256: sha256Hex(body))
+                #expect(asset.state == .downloaded)
+                #expect(try await contentFile(library, "flaky.bin") == body)
+                #expect(server.requestCount("/flaky.bin") == 6)
+                #expect(server.bodyBytesSent("/flaky.bin") == body.count)
+            }
+        }
+    }
+
+    @Test func truncatedBodyWithFullContentLengthIsResumed() async throws {
+        try await withTestServer { server in
+            let body = patternBytes(count: 500_000, seed: 9)
+            server.serve("/t.bin", bytes: body)
+            server.setFaults("/t.bin", Faults(truncateAfterBytes: 200_000))
+            try await withTemporaryDirectory { root in
+                let (library, asset, _, _) = try await fetchOne(server, path: "/t.bin", root: root)
+                #expect(asset.state == .downloaded)
+                #expect(try await contentFile(library, "t.bin") == body)
+                #expect(server.bodyBytesSent("/t.bin") == body.count)
+            }
+        }
+    }
+
+    @Test func serverIgnoringRangeRestartsFromZeroNeverAppends() async throws {
+        try await withTestServer { server in
+            let body = patternBytes(count: 400_000, seed: 10)
+            server.serve("/ir.bin", bytes: body)
+            server.setFaults("/ir.bin", Faults(cutAfterBytes: 150_000, ignoreRange: true))
+            try await withTemporaryDirectory { root in
+                let (library, asset, _, _) = try await fetchOne(server, path: "/ir.bin", root: root, sha256: sha256Hex(body))
+                #expect(asset.state == .downloaded)
+                #expect(try await contentFile(library, "ir.bin") == body)
+                #expect(server.requests("/ir.bin").last?.header("range") == "bytes=150000-")
+                #expect(server.bodyBytesSent("/ir.bin") == 150_000 + body.count)
+            }
+        }
+    }
+
+    @Test func changedValidatorRestartsWithTheNewContent() async throws {
+        try await withTestServer { server in
+            let old = patternBytes(count: 300_000, seed: 11)
+            let new = patternBytes(count: 350_000, seed: 12)
+            server.serve("/c.bin", bytes: old, etag: "\"v1\"")
+            server.setFaults("/c.bin", Faults(cutAfterBytes: 100_000))
+            try await withTemporaryDirectory { root in
+                let library = try await openLibrary(root)
+                let url = try #require(URL(string: server.url("/c.bin")))
+                try await library.addIssue(named: "Issue", date: DownloadTests.date, assets: [AssetRequest(url: url)])
+                // The first attempt is cut; before the retry the publisher replaces the file.
+                let swapped = Flag()
+                let summary = try await library.download { event in
+                    if case .retrying = event.kind, swapped.setOnce() { server.serve("/c.bin", bytes: new, etag: "\"v2\"") }
+                }
+                try await library.shutdown()
+                #expect(summary.finished.count == 1)
+                #expect(try await contentFile(library, "c.bin") == new)
+                #expect(server.requests("/c.bin").last?.header("if-range") == "\"v1\"")
+            }
+        }
+    }
+
+    @Test func serviceUnavailableHonoursRetryAfter() async throws {
+        try await withTestServer { server in
+            let body = patternBytes(count: 10_000)
+            server.serve("/busy.bin", bytes: body)
+            server.setFaults("/busy.bin", Faults(unavailableResponses: 2, retryAfter: "1"))
+            try await withTemporaryDirectory { root in
+                let start = ContinuousClock.now
+                let (_, asset, events, _) = try await fetchOne(server, path: "/busy.bin", root: root)
+                #expect(asset.state == .downloaded)
+                #expect(ContinuousClock.now - start >= .milliseconds(1900))
+                let delays = events.compactMap { if case .retrying(_, let delay, _) = $0.kind { delay } else { nil } }
+                #expect(delays == [.seconds(1), .seconds(1)])
+                #expect(server.requestCount("/busy.bin") == 3)
+            }
+        }
+    }
+
+    @Test(arguments: [404, 403, 410])
+    func permanentStatusFailsAtOnce(_ status: Int) async throws {
+        try await withTestServer { server in
+            server.serve("/gone.pdf", bytes: [1, 2, 3])
+            server.setFaults("/gone.pdf", Faults(status: status))
+            try await withTemporaryDirectory { root in
+                let (library, asset, _, summary) = try await fetchOne(server, path: "/gone.pdf", root: root)
+                #expect(asset.state == .failed)
+                #expect(asset.error?.contains("\(status)") == true)
+                #expect(asset.error?.contains(server.url("/gone.pdf")) == true)
+                #expect(summary.failed[asset.id] != nil)
+                #expect(server.requestCount("/gone.pdf") == 1)
+                #expect(await library.issue(named: "Issue")?.status == .failed)
+                #expect(await library.downloadingAssets.isEmpty)
+            }
+        }
+    }
+
+    @Test func persistentServerErrorGivesUpAfterTheRetryBudget() async throws {
+        try await withTestServer { server in
+            server.serve("/err.bin", bytes: [1])
+            server.setFaults("/err.bin", Faults(status: 500))
+            try await withTemporaryDirectory { root in
+                let (_, asset, _, _) = try await fetchOne(server, path: "/err.bin", root: root)
+                #expect(asset.state == .failed)
+                #expect(asset.error?.contains("500") == true)
+                #expect(server.requestCount("/err.bin") == 4)
+            }
+        }
+    }
+
+    @Test func checksumMismatchDeletesTheBadBytes() async throws {
+        try await withTestServer { server in
+            server.serve("/bad.bin", bytes: patternBytes(count: 50_000))
+            try await withTemporaryDirectory { root in
+                let (library, asset, _, _) = try await fetchOne(server, path: "/bad.bin", root: root, sha256: String(repeating: "0", count: 64))
+                #expect(asset.state == .failed)
+                #expect(asset.error?.contains("SHA-256") == true)
+                let issue = try #require(await library.issue(named: "Issue"))
+                #expect(try FileManager.default.contentsOfDirectory(atPath: library.contentURL(for: issue).path).isEmpty)
+                #expect(library.bytesOnDisk(assetID: asset.id) == nil)
+            }
+        }
+    }
+
+    @Test func redirectsAreFollowedAndLoopsFail() async throws {
+        try await withTestServer { server in
+            let body = patternBytes(count: 20_000)
+            server.serve("/real.bin", bytes: body)
+            server.serve("/hop", bytes: [])
+            server.setFaults("/hop", Faults(redirectTo: "/real.bin"))
+            server.serve("/loop", bytes: [])
+            server.setFaults("/loop", Faults(redirectTo: "/loop"))
+            try await withTemporaryDirectory { root in
+                let (library, asset, _, _) = try await fetchOne(server, path: "/hop", root: root)
+                #expect(asset.state == .downloaded)
+                #expect(try await contentFile(library, asset.fileName ?? "") == body)
+            }
+            try await withTemporaryDirectory { root in
+                let (_, asset, _, _) = try await fetchOne(server, path: "/loop", root: root)
+                #expect(asset.state == .failed)
+                #expect(asset.error?.contains("redirect") == true)
+            }
+        }
+    }
+
+    @Test func completePartialFileAnswered416CountsAsDone() async throws {
+        try await withTestServer { server in
+            let body = patternBytes(count: 70_000, seed: 3)
+            server.serve("/done.bin", bytes: body, etag: "\"e1\"")
+            try await withTemporaryDirectory { root in
+                let library = try await openLibrary(root)
+                let url = try #require(URL(string: server.url("/done.bin")))
+                let issue = try await library.addIssue(named: "Issue", date: DownloadTests.date, assets: [AssetRequest(url: url)])
+                let id = try #require(issue.assets.first?.id)
+                // As if a crash hit after the last byte was written but before the file was moved.
+                let downloads = root.appendingPathComponent(".downloads")
+                try FileManager.default.createDirectory(at: downloads, withIntermediateDirectories: true)
+                try Data(body).write(to: downloads.appendingPathComponent("\(id).part"))
+                try ResumeRecord(url: url.absoluteString, etag: "\"e1\"", expectedBytes: 70_000).save(downloads.appendingPathComponent("\(id).resume.json").path)
+                let summary = try await library.download()
+                try await library.shutdown()
+                #expect(summary.finished == [id])
+                #expect(server.requests("/done.bin").first?.header("range") == "bytes=70000-")
+                #expect(server.bodyBytesSent("/done.bin") == 0)
+                #expect(try await contentFile(library, "done.bin") == body)
+            }
+        }
+    }
+
+    @Test func partialWithoutValidatorIsNeverAppendedTo() async throws {
+        try await withTestServer { server in
+            let body = patternBytes(count: 90_000, seed: 4)
+            server.serve("/nv.bin", bytes: body)
+            server.setFaults("/nv.bin", Faults(cutAfterBytes: 30_000, omitValidators: true))
+            try await withTemporaryDirectory { root in
+                let (library, asset, _, _) = try await fetchOne(server, path: "/nv.bin", root: root, sha256: sha256Hex(body))
+                #expect(asset.state == .downloaded)
+                #expect(try await contentFile(library, "nv.bin") == body)
+                #expect(server.requests("/nv.bin").last?.header("range") == nil)
+            }
+        }
+    }
+
+    @Test func namesComeFromContentDispositionAndNeverClash() async throws {
+        try await withTestServer { server in
+            server.serve("/dl?id=1", bytes: [1])
+            server.serve("/x/a.bin", bytes: [2])
+            server.serve("/y/a.bin", bytes: [3])
+            server.serve("/evil", bytes: [4])
+            server.setFaults("/evil", Faults(contentDisposition: "attachment; filename=\"../../escape.txt\""))
+            server.serve("/nice", bytes: [5])
+            server.setFaults("/nice", Faults(contentDisposition: "attachment; filename*=UTF-8''R%C3%A9sum%C3%A9.pdf"))
+            try await withTemporaryDirectory { root in
+                let library = try await openLibrary(root)
+                let urls = try ["/x/a.bin", "/y/a.bin", "/evil", "/nice"].map { try #require(URL(string: server.url($0))) }
+                try await library.addIssue(named: "Issue", date: DownloadTests.date, assets: urls.map { AssetRequest(url: $0) })
+                try await library.download(options: DownloadOptions(jobs: 1))
+                try await library.shutdown()
+                let issue = try #require(await library.issue(named: "Issue"))
+                let names = issue.assets.compactMap(\.fileName)
+                #expect(names == ["a.bin", "a (2).bin", "escape.txt", "Résumé.pdf"])
+                #expect(!FileManager.default.fileExists(atPath: root.deletingLastPathComponent().appendingPathComponent("escape.txt").path))
+            }
+        }
+    }
+
+    @Test func oneSlowAssetDoesNotHoldTheOthersBack() async throws {
+        try await withTestServer { server in
+            server.serve("/slow.bin", bytes: patternBytes(count: 400_000))
+            server.setFaults("/slow.bin", Faults(bytesPerSecond: 200_000))
+            var requests = [AssetRequest]()
+            requests.append(AssetRequest(url: try #require(URL(string: server.url("/slow.bin")))))
+            for i in 0..<49 {
+                server.serve("/f\(i).bin", bytes: patternBytes(count: 20_000, seed: UInt64(i + 1)))
+                requests.append(AssetRequest(url: try #require(URL(string: server.url("/f\(i).bin")))))
+            }
+            try await withTemporaryDirectory { root in
+                let library = try await openLibrary(root)
+                try await library.addIssue(named: "Issue", date: DownloadTests.date, assets: requests)
+                let events = EventLog()
+                let summary = try await library.download(options: DownloadOptions(jobs: 8)) { events.append($0) }
+                try await library.shutdown()
+                #expect(summary.finished.count == 50)
+                let finishedOrder = events.all.compactMap { if case .finished = $0.kind { $0.url.lastPathComponent } else { nil } }
+                #expect(finishedOrder.last == "slow.bin")
+                #expect(await library.issue(named: "Issue")?.status == .available)
+            }
+        }
+    }
+
+    @Test func cancellingKeepsThePartialAndResumeFinishesIt() async throws {
+        try await withTestServer { server in
+            let body = patternBytes(count: 600_000, seed: 5)
+            server.serve("/big.bin", bytes: body)
+            server.setFaults("/big.bin", Faults(bytesPerSecond: 400_000))
+            try await withTemporaryDirectory { root in
+                let library = try await openLibrary(root)
+                let url = try #require(URL(string: server.url("/big.bin")))
+                let issue = try await library.addIssue(named: "Issue", date: DownloadTests.date, assets: [AssetRequest(url: url)])
+                let id = try #require(issue.assets.first?.id)
+                let run = Task { try await library.download() }
+                try await Task.sleep(for: .milliseconds(600))
+                run.cancel()
+                let summary = try await run.value
+                #expect(summary.interrupted == [id])
+                let onDisk = try #require(library.bytesOnDisk(assetID: id))
+                #expect(onDisk > 0 && onDisk < body.count)
+                #expect(await library.downloadingAssets.map(\.id) == [id])
+                #expect(await library.issue(named: "Issue")?.status == .downloading)
+
+                server.setFaults("/big.bin", Faults())
+                let resumed = try await library.resumeDownloads()
+                try await library.shutdown()
+                #expect(resumed.finished == [id])
+                #expect(try await contentFile(library, "big.bin") == body)
+                #expect(server.bodyBytesSent("/big.bin") <= body.count + 256 * 1024)
+            }
+        }
+    }
+
+    @Test func eventsArriveAsAnAsyncSequence() async throws {
+        try await withTestServer { server in
+            server.serve("/s.bin", bytes: patternBytes(count: 5_000))
+            try await withTemporaryDirectory { root in
+                let library = try await openLibrary(root)
+                try await library.addIssue(named: "Issue", date: DownloadTests.date, assets: [AssetRequest(url: try #require(URL(string: server.url("/s.bin"))))])
+                var kinds: [String] = []
+                for try await event in library.downloads() {
+                    switch event.kind {
+                    case .started: kinds.append("started")
+                    case .finished: kinds.append("finished")
+                    default: break
+                    }
+                }
+                try await library.shutdown()
+                #expect(kinds == ["started", "finished"])
+            }
+        }
+    }
+
+    @Test func removeDuringDownloadCancelsAndDeletesEverything() async throws {
+        try await withTestServer { server in
+            server.serve("/r.bin", bytes: patternBytes(count: 800_000))
+            server.setFaults("/r.bin", Faults(bytesPerSecond: 300_000))
+            try await withTemporaryDirectory { root in
+                let library = try await openLibrary(root)
+                let issue = try await library.addIssue(named: "Issue", date: DownloadTests.date, assets: [AssetRequest(url: try #require(URL(string: server.url("/r.bin"))))])
+                let run = Task { try await library.download() }
+                try await Task.sleep(for: .milliseconds(500))
+                try await library.removeIssue(named: "Issue")
+                _ = try await run.value
+                try await library.shutdown()
+                #expect(await library.issues.isEmpty)
+                #expect(await library.downloadingAssets.isEmpty)
+                #expect(!FileManager.default.fileExists(atPath: library.contentURL(for: issue).path))
+                let leftovers = try FileManager.default.contentsOfDirectory(atPath: root.appendingPathComponent(".downloads").path)
+                #expect(leftovers.allSatisfy { $0.hasSuffix(".lock") }, "\(leftovers)")
+            }
+        }
+    }
+}
+
+/// Collects events from any thread.
+final class EventLog: Sendable {
+    private let events = Mutex<[DownloadEvent]>([])
+    func append(_ event: DownloadEvent) { events.withLock { $0.append(event) } }
+    var all: [DownloadEvent] { events.withLock { $0 } }
+}
+
+/// A one-shot switch.
+final class Flag: Sendable {
+    private let value = Mutex(false)
+    func setOnce() -> Bool { value.withLock { old in defer { old = true }; return !old } }
+}
+
+import Synchronization
