@@ -136,4 +136,5 @@ public final class RunningCommand: @unchecked Sendable {
 
 public struct TimeoutError: Error, CustomStringConvertible {
     public var description: String
+    public init(description: String) { self.description = description }
 }

@@ -1,0 +1,267 @@
+import Foundation
+import NewsstandTestSupport
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `issues download` / `resume` as real processes against the NIO test server: kill -9, Ctrl-C,
+/// a full disk, archives good and hostile.
+@Suite struct DownloadCLITests {
+    func run(_ args: [String], _ library: URL) throws -> CommandResult {
+        try CommandRunner.issues(args, library: library)
+    }
+
+    func start(_ args: [String], _ library: URL) throws -> RunningCommand {
+        var args = args
+        args.insert(contentsOf: ["--library", library.path], at: 1)
+        return try CommandRunner.start(CommandRunner.issuesBinary, args, environment: CommandRunner.environment())
+    }
+
+    func showJSON(_ name: String, _ library: URL) throws -> [String: Any] {
+        let r = try run(["show", name, "--json"], library)
+        return try #require(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])
+    }
+
+    func assetID(_ name: String, _ library: URL) throws -> String {
+        let assets = try #require(try showJSON(name, library)["assets"] as? [[String: Any]])
+        return try #require(assets.first?["id"] as? String)
+    }
+
+    /// Waits until `condition` holds, polling.
+    func waitFor(
+        _ what: String, timeout: Duration = .seconds(30), while child: RunningCommand? = nil, _ condition: () -> Bool
+    ) async throws {
+        let deadline = ContinuousClock.now + timeout
+        while !condition() {
+            if let child, !child.process.isRunning {
+                throw TimeoutError(description: "the child ended before \(what): \(child.stderrSoFar)")
+            }
+            if ContinuousClock.now > deadline { throw TimeoutError(description: "timed out waiting for \(what)") }
+            try await Task.sleep(for: .milliseconds(5))
+        }
+    }
+
+    func size(_ path: String) -> Int {
+        ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int) ?? 0
+    }
+
+    @Test func downloadPrintsEventsOnStderrAndASummaryOnStdout() async throws {
+        try await withTestServer { server in
+            server.serve("/a.pdf", bytes: patternBytes(count: 10_000))
+            server.serve("/missing.pdf", bytes: [])
+            server.setFaults("/missing.pdf", Faults(status: 404))
+            try await withTemporaryDirectory { lib in
+                _ = try run(["add", "Mixed", "--date", "2026-11-20", "--asset", server.url("/a.pdf"), "--asset", server.url("/missing.pdf")], lib)
+                let r = try run(["download", "--jobs", "2"], lib)
+                #expect(r.status == 1)
+                #expect(r.stdout.contains("1 done, 1 failed"), "\(r.stdout)")
+                #expect(r.stderr.contains("done Mixed: a.pdf"), "\(r.stderr)")
+                #expect(r.stderr.contains("error: asset") && r.stderr.contains("404"), "\(r.stderr)")
+                #expect(!r.stderr.contains("\u{1B}["), "no terminal escapes when stderr is not a terminal")
+                let issue = try showJSON("Mixed", lib)
+                #expect(issue["status"] as? String == "failed")
+                // A retry after the publisher fixes the file.
+                server.setFaults("/missing.pdf", Faults())
+                server.serve("/missing.pdf", bytes: [1, 2, 3])
+                let again = try run(["resume"], lib)
+                #expect(again.status == 0, "\(again.stderr)")
+                #expect(try showJSON("Mixed", lib)["status"] as? String == "available")
+            }
+        }
+    }
+
+    /// The issue's headline test: kill -9 in the middle of a large, slow download, then `resume`.
+    @Test func killNineThenResumeFetchesOnlyTheRest() async throws {
+        try await withTestServer { server in
+            let body = patternBytes(count: 8 << 20, seed: 42)
+            server.serve("/episode.mp3", bytes: body)
+            server.setFaults("/episode.mp3", Faults(bytesPerSecond: 2 << 20))
+            try await withTemporaryDirectory { lib in
+                _ = try run(["add", "Podcast 12", "--date", "2026-11-20", "--asset", server.url("/episode.mp3")], lib)
+                let id = try assetID("Podcast 12", lib)
+                let partial = lib.path + "/.downloads/\(id).part"
+                let child = try start(["download"], lib)
+                try await waitFor("1.5 MiB on disk", while: child) { size(partial) >= 3 << 19 }
+                child.send(SIGKILL)
+                let killed = try await child.wait()
+                #expect(killed.signalled)
+                let onDisk = size(partial)
+                #expect(onDisk > 0 && onDisk < body.count)
+                let mid = try showJSON("Podcast 12", lib)
+                #expect(mid["status"] as? String == "downloading")
+
+                server.setFaults("/episode.mp3", Faults())
+                let resumed = try run(["resume"], lib)
+                #expect(resumed.status == 0, "\(resumed.stderr)")
+                #expect(resumed.stderr.contains("resuming Podcast 12: episode.mp3 at"), "\(resumed.stderr)")
+                let file = try Data(contentsOf: lib.appendingPathComponent("Podcast 12/episode.mp3"))
+                #expect(sha256Hex(file) == sha256Hex(body))
+                let sent = server.bodyBytesSent("/episode.mp3")
+                // Bytes the server handed to the kernel that the killed process never wrote are the only
+                // ones fetched twice: at most a socket buffer's worth.
+                #expect(sent <= body.count + (512 << 10), "server sent \(sent) for \(body.count) bytes")
+                #expect(server.requests("/episode.mp3").last?.header("range") == "bytes=\(onDisk)-" || sent <= body.count + (512 << 10))
+                #expect(try showJSON("Podcast 12", lib)["status"] as? String == "available")
+            }
+        }
+    }
+
+    @Test func controlCStopsCleanlyAndResumeContinues() async throws {
+        try await withTestServer { server in
+            let body = patternBytes(count: 8 << 20, seed: 43)
+            server.serve("/big.bin", bytes: body)
+            server.setFaults("/big.bin", Faults(bytesPerSecond: 1 << 20))
+            try await withTemporaryDirectory { lib in
+                _ = try run(["add", "Big", "--date", "2026-11-20", "--asset", server.url("/big.bin")], lib)
+                let id = try assetID("Big", lib)
+                let child = try start(["download"], lib)
+                try await waitFor("some bytes", while: child) { size(lib.path + "/.downloads/\(id).part") >= 256 << 10 }
+                child.send(SIGINT)
+                let r = try await child.wait(timeout: .seconds(20))
+                #expect(r.status == 130, "\(r.stderr)")
+                #expect(r.stderr.contains("issues resume"), "\(r.stderr)")
+                #expect(size(lib.path + "/.downloads/\(id).part") > 0)
+                server.setFaults("/big.bin", Faults())
+                let resumed = try run(["resume"], lib)
+                #expect(resumed.status == 0, "\(resumed.stderr)")
+                #expect(sha256Hex(try Data(contentsOf: lib.appendingPathComponent("Big/big.bin"))) == sha256Hex(body))
+                #expect(server.bodyBytesSent("/big.bin") <= body.count + (512 << 10))
+            }
+        }
+    }
+
+    @Test func fullDiskFailsTheAssetClearlyAndKeepsTheManifest() async throws {
+        try await withTestServer { server in
+            server.serve("/huge.bin", bytes: patternBytes(count: 2 << 20))
+            try await withTemporaryDirectory { lib in
+                _ = try run(["add", "Huge", "--date", "2026-11-20", "--asset", server.url("/huge.bin")], lib)
+                let before = try Data(contentsOf: lib.appendingPathComponent("library.json"))
+                // A file-size limit of 256 blocks: writes past it fail with EFBIG, as on a full disk.
+                let script = "ulimit -f 256; exec \"$0\" download --library \"$1\""
+                let r = try CommandRunner.run("/bin/sh", ["-c", script, CommandRunner.issuesBinary, lib.path], environment: CommandRunner.environment())
+                #expect(r.status == 1, "\(r.stderr)")
+                #expect(r.stderr.contains("error: asset"), "\(r.stderr)")
+                #expect(r.stderr.contains("File too large") || r.stderr.contains("No space"), "\(r.stderr)")
+                #expect(!r.signalled)
+                let issue = try showJSON("Huge", lib)
+                #expect(issue["status"] as? String == "failed")
+                let assets = try #require(issue["assets"] as? [[String: Any]])
+                #expect((assets.first?["error"] as? String)?.contains("huge.bin") == true || (assets.first?["error"] as? String)?.contains(".part") == true)
+                #expect(before.count > 0)
+            }
+        }
+    }
+
+    @Test func zipServedUnderAnyNameIsUnpackedIntoTheIssueFolder() async throws {
+        try await withTemporaryDirectory { fixtures in
+            let zip = fixtures.appendingPathComponent("issue.zip").path
+            try ArchiveFixtures.write(
+                [.directory("pages/"), .file("pages/01 Cover.html", Array("<h1>Cover</h1>".utf8)),
+                 .file("images/東京.jpg", patternBytes(count: 5000)), .file("index.html", Array("<a>".utf8))],
+                format: .zip, to: zip)
+            let tarball = fixtures.appendingPathComponent("extra.tgz").path
+            try ArchiveFixtures.write([.file("extra/notes.txt", Array("notes".utf8))], format: .tarGzip, to: tarball)
+            try await withTestServer { server in
+                server.serve("/download/7F3A.bin", bytes: Array(try Data(contentsOf: URL(fileURLWithPath: zip))))
+                server.serve("/extra", bytes: Array(try Data(contentsOf: URL(fileURLWithPath: tarball))))
+                server.serve("/kept.zip", bytes: Array(try Data(contentsOf: URL(fileURLWithPath: zip))))
+                try await withTemporaryDirectory { lib in
+                    _ = try run(["add", "Daily 1", "--date", "2026-11-20", "--asset", server.url("/download/7F3A.bin"), "--asset", server.url("/extra")], lib)
+                    _ = try run(["add-asset", "Daily 1", server.url("/kept.zip"), "--no-unpack"], lib)
+                    let r = try run(["download"], lib)
+                    #expect(r.status == 0, "\(r.stderr)")
+                    let folder = lib.appendingPathComponent("Daily 1")
+                    let files = try FileManager.default.subpathsOfDirectory(atPath: folder.path).sorted()
+                    #expect(files == ["extra", "extra/notes.txt", "images", "images/東京.jpg", "index.html", "kept.zip", "pages", "pages/01 Cover.html"])
+                    let issue = try showJSON("Daily 1", lib)
+                    #expect(issue["status"] as? String == "available")
+                    let states = (issue["assets"] as? [[String: Any]])?.compactMap { $0["state"] as? String }
+                    #expect(states == ["unpacked", "unpacked", "downloaded"])
+                    // The unpacked archives are gone from the download area.
+                    let leftovers = try FileManager.default.contentsOfDirectory(atPath: lib.path + "/.downloads").filter { !$0.hasSuffix(".lock") }
+                    #expect(leftovers.isEmpty, "\(leftovers)")
+                }
+            }
+        }
+    }
+
+    @Test func hostileArchiveFailsTheAssetAndWritesNothingOutside() async throws {
+        try await withTemporaryDirectory { fixtures in
+            let zip = fixtures.appendingPathComponent("slip.zip").path
+            try ArchiveFixtures.write(
+                [.file("ok.txt", Array("fine".utf8)), .file("../../../sentinel-escape.txt", Array("pwned".utf8))], format: .zip, to: zip)
+            try await withTestServer { server in
+                server.serve("/slip.zip", bytes: Array(try Data(contentsOf: URL(fileURLWithPath: zip))))
+                try await withTemporaryDirectory { parent in
+                    let lib = parent.appendingPathComponent("lib")
+                    _ = try run(["add", "Evil", "--date", "2026-11-20", "--asset", server.url("/slip.zip")], lib)
+                    let r = try run(["download"], lib)
+                    #expect(r.status == 1)
+                    #expect(r.stderr.contains("cannot unpack"), "\(r.stderr)")
+                    #expect(try FileManager.default.contentsOfDirectory(atPath: lib.appendingPathComponent("Evil").path).isEmpty)
+                    #expect(try FileManager.default.contentsOfDirectory(atPath: parent.path) == ["lib"])
+                    #expect(!FileManager.default.fileExists(atPath: "/sentinel-escape.txt"))
+                    let issue = try showJSON("Evil", lib)
+                    #expect(issue["status"] as? String == "failed")
+                    let staging = (try? FileManager.default.contentsOfDirectory(atPath: lib.path + "/.staging")) ?? []
+                    #expect(staging.isEmpty)
+                }
+            }
+        }
+    }
+
+    @Test func bombStopsAtTheConfiguredLimit() async throws {
+        try await withTemporaryDirectory { fixtures in
+            let bomb = fixtures.appendingPathComponent("bomb.zip").path
+            try ArchiveFixtures.writeBomb(entryName: "zeros.bin", zeroBytes: 64 << 20, format: .zip, to: bomb)
+            #expect(size(bomb) < 1 << 20)
+            try await withTestServer { server in
+                server.serve("/bomb.zip", bytes: Array(try Data(contentsOf: URL(fileURLWithPath: bomb))))
+                try await withTemporaryDirectory { lib in
+                    _ = try run(["add", "Bomb", "--date", "2026-11-20", "--asset", server.url("/bomb.zip")], lib)
+                    let r = try run(["download", "--max-unpacked-bytes", "\(8 << 20)"], lib)
+                    #expect(r.status == 1)
+                    #expect(r.stderr.contains("cannot unpack"), "\(r.stderr)")
+                    #expect(try FileManager.default.contentsOfDirectory(atPath: lib.appendingPathComponent("Bomb").path).isEmpty)
+                }
+            }
+        }
+    }
+
+    /// kill -9 while a large archive is being extracted: no half content shows, and `resume` finishes it.
+    @Test func killNineDuringUnpackThenResume() async throws {
+        try await withTemporaryDirectory { fixtures in
+            let zip = fixtures.appendingPathComponent("many.zip").path
+            try ArchiveFixtures.manySmallFiles(count: 20_000, bytesEach: 64, format: .zip, to: zip)
+            try await withTestServer { server in
+                server.serve("/many.zip", bytes: Array(try Data(contentsOf: URL(fileURLWithPath: zip))))
+                try await withTemporaryDirectory { lib in
+                    _ = try run(["add", "Many", "--date", "2026-11-20", "--asset", server.url("/many.zip")], lib)
+                    let id = try assetID("Many", lib)
+                    let staging = lib.path + "/.staging/\(id)"
+                    let child = try start(["download"], lib)
+                    try await waitFor("extraction to start", while: child) {
+                        ((try? FileManager.default.contentsOfDirectory(atPath: staging))?.count ?? 0) >= 5
+                    }
+                    child.send(SIGKILL)
+                    _ = try await child.wait()
+                    let mid = try showJSON("Many", lib)
+                    #expect(mid["status"] as? String != "available")
+                    let resumed = try run(["resume"], lib)
+                    #expect(resumed.status == 0, "\(resumed.stderr)")
+                    let folder = lib.appendingPathComponent("Many")
+                    let files = try FileManager.default.subpathsOfDirectory(atPath: folder.path).filter { $0.hasSuffix(".txt") }
+                    #expect(files.count == 20_000)
+                    let sample = try String(contentsOf: folder.appendingPathComponent("d123/f12345.txt"), encoding: .utf8)
+                    #expect(sample.hasPrefix("file 12345\n"))
+                    #expect(try showJSON("Many", lib)["status"] as? String == "available")
+                    #expect(!FileManager.default.fileExists(atPath: staging))
+                    // The archive was not fetched again.
+                    #expect(server.bodyBytesSent("/many.zip") == size(zip))
+                }
+            }
+        }
+    }
+}
