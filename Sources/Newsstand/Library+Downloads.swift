@@ -89,6 +89,11 @@ extension Library {
         POSIX.fileSize(layout.partialFile(assetID)) ?? POSIX.fileSize(layout.completedFile(assetID))
     }
 
+    /// The size the server announced for a download in progress (from its resume record), if known.
+    public nonisolated func expectedBytesOnDisk(assetID: String) -> Int64? {
+        ResumeRecord.load(layout.resumeRecord(assetID))?.expectedBytes
+    }
+
     // MARK: - Selection
 
     func currentManifest() async throws -> Manifest {
@@ -141,6 +146,8 @@ extension Library {
         try await runBlocking {
             try POSIX.makeDirectory(layout.downloads)
             try POSIX.makeDirectory(layout.staging)
+            // Content folders of removals that a crash interrupted after the manifest was updated.
+            try? Library.removeTree(layout.trash)
         }
         let engine = self.engine ?? DownloadEngine(configuration: configuration, logger: logger)
         self.engine = engine
@@ -240,6 +247,8 @@ extension Library {
             asset.receivedBytes = POSIX.fileSize(completed) ?? record?.expectedBytes ?? asset.receivedBytes
             asset.expectedBytes = record?.expectedBytes ?? asset.receivedBytes
             let final = try await finish(asset, item: item, record: record, options: options, emit: emit)
+            // Safe to drop while held: whoever locks a fresh file next re-reads the state and finds it complete.
+            try? POSIX.unlinkIfPresent(lockPath)
             emit(.finished(final))
             return .finished(final, fetched: fetched)
         } catch is CancellationError {
@@ -279,6 +288,13 @@ extension Library {
         let completed = layout.completedFile(id)
         let content = layout.contentFolder(item.folderName)
         var asset = asset
+        // Another process may have removed the issue meanwhile: never recreate its folder.
+        let store = self.store
+        let stillListed = try await runBlocking { try store.load().location(ofAsset: id) != nil }
+        guard stillListed else {
+            try? await runBlocking { try POSIX.unlinkIfPresent(completed) }
+            throw NewsstandError(.removed, "the asset \(id) was removed while it was downloading")
+        }
         let isArchive = asset.unpack && POSIX.exists(completed) && ArchiveExtractor.isArchive(at: completed)
         if isArchive {
             asset.state = .downloaded

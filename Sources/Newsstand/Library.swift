@@ -25,11 +25,11 @@ public actor Library {
     var queuedChanges: [QueuedChange] = []
     var isFlushing = false
 
-    private init(rootURL: URL, configuration: Configuration, logger: Logger, manifest: Manifest) {
+    private init(rootURL: URL, configuration: Configuration, logger: Logger, store: ManifestStore, manifest: Manifest) {
         self.rootURL = rootURL
         self.configuration = configuration
-        self.layout = LibraryLayout(root: rootURL.path)
-        self.store = ManifestStore(layout: layout)
+        self.layout = store.layout
+        self.store = store
         self.logger = logger
         self.manifest = manifest
     }
@@ -47,15 +47,16 @@ public actor Library {
     ) async throws -> Library {
         let root = url.standardizedFileURL
         let layout = LibraryLayout(root: root.path)
+        let store = ManifestStore(layout: layout)
         let manifest = try await runBlocking {
             do {
                 try FileManager.default.createDirectory(atPath: layout.root, withIntermediateDirectories: true)
             } catch {
                 throw NewsstandError(.libraryUnavailable, "cannot create library folder \(layout.root): \(error.localizedDescription)", underlying: error)
             }
-            return try ManifestStore(layout: layout).load()
+            return try store.load()
         }
-        return Library(rootURL: root, configuration: configuration, logger: logger, manifest: manifest)
+        return Library(rootURL: root, configuration: configuration, logger: logger, store: store, manifest: manifest)
     }
 
     /// Stops the HTTP engine, if one was started. Downloads still running are cancelled first.
@@ -77,7 +78,9 @@ public actor Library {
 
     /// Every issue, newest date first (then by name).
     public var issues: [Issue] {
-        manifest.issues.sorted(by: Library.newestFirst)
+        // Sorting indices moves 8-byte integers instead of whole issues: noticeably faster at 100,000.
+        let all = manifest.issues
+        return all.indices.sorted { Library.newestFirst(all[$0], all[$1]) }.map { all[$0] }
     }
 
     /// The issue with this exact name (NewsstandKit's `issue(withName:)`), or nil.
@@ -132,8 +135,9 @@ public actor Library {
         try Library.validateName(name)
         for request in assets { try request.validate() }
         let layout = self.layout
+        let store = self.store
         let (issue, manifest) = try await runBlocking {
-            try ManifestStore(layout: layout).update { manifest -> Issue in
+            try store.update { manifest -> Issue in
                 if manifest.issueIndex(named: name) != nil {
                     throw NewsstandError(.duplicateIssue, "an issue named \(name.debugDescription) already exists")
                 }
@@ -161,8 +165,9 @@ public actor Library {
     public func addAsset(toIssueNamed name: String, _ request: AssetRequest) async throws -> AssetDownload {
         try request.validate()
         let layout = self.layout
+        let store = self.store
         let (asset, manifest) = try await runBlocking {
-            try ManifestStore(layout: layout).update { manifest -> AssetDownload in
+            try store.update { manifest -> AssetDownload in
                 guard let index = manifest.issueIndex(named: name), !manifest.issues[index].isBeingRemoved else {
                     throw NewsstandError(.issueNotFound, "no issue named \(name.debugDescription) in \(layout.root)")
                 }
@@ -186,8 +191,9 @@ public actor Library {
     /// - Throws: `.issueNotFound`, or I/O errors (the issue then stays listed).
     public func removeIssue(named name: String) async throws {
         let layout = self.layout
+        let store = self.store
         let (issue, marked) = try await runBlocking {
-            try ManifestStore(layout: layout).update { manifest -> Issue in
+            try store.update { manifest -> Issue in
                 guard let index = manifest.issueIndex(named: name) else {
                     throw NewsstandError(.issueNotFound, "no issue named \(name.debugDescription) in \(layout.root)")
                 }
@@ -212,14 +218,17 @@ public actor Library {
                 try POSIX.unlinkIfPresent(layout.partialFile(id))
                 try POSIX.unlinkIfPresent(layout.resumeRecord(id))
                 try POSIX.unlinkIfPresent(layout.completedFile(id))
+                try POSIX.unlinkIfPresent("\(layout.downloads)/\(id).lock")
                 try Library.removeTree(layout.stagingFolder(id))
             }
-            let result = try ManifestStore(layout: layout).update { manifest in
+            let result = try store.update { manifest in
                 manifest.issues.removeAll { $0.name == name }
                 let gone = Set(ids)
                 manifest.pendingDownloads.removeAll { gone.contains($0) }
             }
-            try Library.removeTree(trashed)
+            // Best effort: the issue is already gone from the manifest, and anything left in the trash is
+            // emptied by the next download run.
+            try? Library.removeTree(trashed)
             return result
         }
         manifest = final

@@ -291,8 +291,8 @@ import Testing
 
     @Test func oneSlowAssetDoesNotHoldTheOthersBack() async throws {
         try await withTestServer { server in
-            server.serve("/slow.bin", bytes: patternBytes(count: 400_000))
-            server.setFaults("/slow.bin", Faults(bytesPerSecond: 200_000))
+            server.serve("/slow.bin", bytes: patternBytes(count: 600_000))
+            server.setFaults("/slow.bin", Faults(bytesPerSecond: 100_000))
             var requests = [AssetRequest]()
             requests.append(AssetRequest(url: try #require(URL(string: server.url("/slow.bin")))))
             for i in 0..<49 {
@@ -324,7 +324,10 @@ import Testing
                 let issue = try await library.addIssue(named: "Issue", date: DownloadTests.date, assets: [AssetRequest(url: url)])
                 let id = try #require(issue.assets.first?.id)
                 let run = Task { try await library.download() }
-                try await Task.sleep(for: .milliseconds(600))
+                let deadline = ContinuousClock.now + .seconds(30)
+                while (library.bytesOnDisk(assetID: id) ?? 0) < 50_000, ContinuousClock.now < deadline {
+                    try await Task.sleep(for: .milliseconds(10))
+                }
                 run.cancel()
                 let summary = try await run.value
                 #expect(summary.interrupted == [id])

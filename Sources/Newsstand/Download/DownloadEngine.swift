@@ -89,8 +89,6 @@ final class DownloadEngine: Sendable {
                 offset = 0
                 record = nil
             }
-            progress(.started(resumingFrom: offset, expected: record?.expectedBytes))
-
             var request = try HTTPClient.Request(url: job.url.absoluteString, method: .GET)
             request.headers.add(name: "User-Agent", value: "issues/\(NewsstandInfo.version)")
             request.headers.add(name: "Accept-Encoding", value: "identity")
@@ -102,8 +100,10 @@ final class DownloadEngine: Sendable {
             }
             let throttle = ProgressThrottle(start: started, baseline: startSize)
             let base = offset
-            let delegate = ResponseDelegate(sink: sink, requestedOffset: offset, sentValidator: validator, url: job.url) {
-                received, expected in
+            let delegate = ResponseDelegate(
+                sink: sink, requestedOffset: offset, sentValidator: validator, url: job.url,
+                onStart: { from, expected in progress(.started(resumingFrom: from, expected: expected)) }
+            ) { received, expected in
                 if let rate = throttle.shouldReport(total: base + received) {
                     progress(.bytes(received: base + received, expected: expected, bytesPerSecond: rate))
                 }

@@ -33,6 +33,7 @@ final class ResponseDelegate: HTTPClientResponseDelegate, Sendable {
     private let sentValidator: String?
     private let url: URL
     private let onProgress: @Sendable (Int64, Int64?) -> Void
+    private let onStart: @Sendable (Int64, Int64?) -> Void
 
     private struct State {
         var outcome: AttemptOutcome?
@@ -42,8 +43,14 @@ final class ResponseDelegate: HTTPClientResponseDelegate, Sendable {
     }
     private let state = NIOLockedValueBox(State())
 
+    /// - Parameters:
+    ///   - onStart: Called once the response head is accepted, with the offset the body starts at and the
+    ///     full size when known.
+    ///   - onProgress: Called per body part with the bytes this attempt received and the full size.
     init(sink: FileSink, requestedOffset: Int64, sentValidator: String?, url: URL,
+         onStart: @escaping @Sendable (Int64, Int64?) -> Void,
          onProgress: @escaping @Sendable (Int64, Int64?) -> Void) {
+        self.onStart = onStart
         self.sink = sink
         self.requestedOffset = requestedOffset
         self.sentValidator = sentValidator
@@ -67,6 +74,7 @@ final class ResponseDelegate: HTTPClientResponseDelegate, Sendable {
                 $0.expectedTotal = length
                 $0.outcome = .body(expectedTotal: length)
             }
+            onStart(0, length)
         case 206:
             guard let range = ContentRange(headers.first(name: "content-range") ?? ""), let start = range.start,
                 start == requestedOffset
@@ -82,6 +90,7 @@ final class ResponseDelegate: HTTPClientResponseDelegate, Sendable {
                 $0.expectedTotal = range.total
                 $0.outcome = .body(expectedTotal: range.total)
             }
+            onStart(start, range.total)
         case 416:
             let total = ContentRange(headers.first(name: "content-range") ?? "")?.total
             state.withLockedValue { $0.outcome = .rangeNotSatisfiable(total: total) }

@@ -42,7 +42,7 @@ struct AssetReport: Encodable {
         state = asset.state.rawValue
         // A download in flight (here or in another process) is measured on disk, not in the manifest.
         receivedBytes = asset.state == .downloading ? (library.bytesOnDisk(assetID: asset.id) ?? asset.receivedBytes) : asset.receivedBytes
-        expectedBytes = asset.expectedBytes
+        expectedBytes = asset.expectedBytes ?? (asset.state == .downloading ? library.expectedBytesOnDisk(assetID: asset.id) : nil)
         error = asset.error
         sha256 = asset.sha256
         unpack = asset.unpack
