@@ -23,11 +23,15 @@ let package = Package(
             providers: [.apt(["libarchive-dev"])]
         ),
 
+        // Linux calls Swift's Glibc module does not import.
+        .systemLibrary(name: "CSystemShims"),
+
         // MARK: - Library
         .target(
             name: "Newsstand",
             dependencies: [
                 "CLibArchive",
+                "CSystemShims",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

@@ -63,6 +63,12 @@ final class DownloadEngine: Sendable {
                 decompression: .disabled)
             config.connectionPool = .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: 64)
             config.httpVersion = .http1Only
+            // Larger socket reads than NIO's 64 KiB default: fewer, bigger body parts for the file sink.
+            config.http1_1ConnectionDebugInitializer = { channel in
+                channel.setOption(
+                    ChannelOptions.recvAllocator,
+                    value: AdaptiveRecvByteBufferAllocator(minimum: 64 << 10, initial: 256 << 10, maximum: 1 << 20))
+            }
             if let proxy { config.proxy = .server(host: proxy.host, port: proxy.port) }
             let client = HTTPClient(eventLoopGroupProvider: .shared(MultiThreadedEventLoopGroup.singleton), configuration: config)
             clients[key] = client

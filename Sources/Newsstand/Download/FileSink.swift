@@ -1,5 +1,6 @@
 // `struct stat` reaches Swift through libarchive's headers, so its members need this import too.
 internal import CLibArchive
+internal import CSystemShims
 import Crypto
 import Dispatch
 import Foundation
@@ -21,8 +22,10 @@ final class FileSink: Sendable {
     private let fd: Int32
     private let queue: DispatchQueue
     private let hashing: Bool
-    private static let highWater = 8 << 20
-    private static let lowWater = 2 << 20
+    private static let highWater = 4 << 20
+    private static let lowWater = 1 << 20
+    /// Writeback is started every this many bytes, so the final fsync finds little left to flush.
+    private static let writebackStep: Int64 = 8 << 20
 
     private struct State: Sendable {
         var queuedBytes = 0
@@ -30,6 +33,7 @@ final class FileSink: Sendable {
         var waiters: [EventLoopPromise<Void>] = []
         /// Bytes in the file, as known to the writer; starts at the partial file's size.
         var size: Int64 = 0
+        var writebackStart: Int64 = 0
     }
     private let state: NIOLockedValueBox<State>
     private let digest: LockedDigest
@@ -69,7 +73,10 @@ final class FileSink: Sendable {
     func restart(record: ResumeRecord) {
         enqueue(bytes: 0) { state in
             try POSIX.call("cannot truncate", path: self.path) { ftruncate(self.fd, 0) }
-            state.withLockedValue { $0.size = 0 }
+            state.withLockedValue {
+                $0.size = 0
+                $0.writebackStart = 0
+            }
             self.digest.reset(self.hashing)
             try record.save(self.recordPath)
         }
@@ -78,7 +85,10 @@ final class FileSink: Sendable {
     /// Empties the file now (before an attempt that starts from zero). Blocking.
     func truncateNow() throws {
         try POSIX.call("cannot truncate", path: path) { ftruncate(fd, 0) }
-        state.withLockedValue { $0.size = 0 }
+        state.withLockedValue {
+            $0.size = 0
+            $0.writebackStart = 0
+        }
         digest.reset(hashing)
     }
 
@@ -105,7 +115,13 @@ final class FileSink: Sendable {
                     written += n
                 }
                 self.digest.update(bytes)
-                state.withLockedValue { $0.size += Int64(bytes.count) }
+                let kick: (Int64, Int64)? = state.withLockedValue { state in
+                    state.size += Int64(bytes.count)
+                    guard state.size - state.writebackStart >= FileSink.writebackStep else { return nil }
+                    defer { state.writebackStart = state.size }
+                    return (state.writebackStart, state.size - state.writebackStart)
+                }
+                if let (start, count) = kick { _ = newsstand_start_writeback(self.fd, start, count) }
             }
         }
         return outcome ?? eventLoop.makeSucceededVoidFuture()

@@ -10,8 +10,10 @@ import Glibc
 /// file beside the target, fsync it, rename it over the target, fsync the folder.
 enum AtomicFile {
     /// Replaces the file at `path` with `data`.
+    /// - Parameter durable: Whether to fsync the file and its folder. Either way a reader sees the old
+    ///   or the new content, never a mix; only a power cut can lose a non-durable write.
     /// - Throws: `NewsstandError` (`.diskFull` when space runs out); the old file is then untouched.
-    static func write(_ data: Data, to path: String) throws {
+    static func write(_ data: Data, to path: String, durable: Bool = true) throws {
         let directory = (path as NSString).deletingLastPathComponent
         let name = (path as NSString).lastPathComponent
         let temporary = "\(directory)/.\(name).tmp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
@@ -19,7 +21,7 @@ enum AtomicFile {
         var closed = false
         do {
             try data.withUnsafeBytes { try POSIX.writeAll(fd, $0, path: temporary) }
-            try POSIX.fsync(fd, path: temporary)
+            if durable { try POSIX.fsync(fd, path: temporary) }
             closed = true
             _ = close(fd)
             try POSIX.rename(temporary, path)
@@ -28,7 +30,7 @@ enum AtomicFile {
             _ = unlink(temporary)
             throw error
         }
-        try POSIX.fsyncDirectory(directory)
+        if durable { try POSIX.fsyncDirectory(directory) }
     }
 
     /// Reads the whole file, or returns nil when it does not exist.

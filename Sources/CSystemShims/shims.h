@@ -1,0 +1,19 @@
+#ifndef CSYSTEMSHIMS_H
+#define CSYSTEMSHIMS_H
+// Linux calls that Swift's Glibc module does not import (they need _GNU_SOURCE).
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <fcntl.h>
+
+/// Starts writeback of a byte range without waiting for it (sync_file_range(2) with
+/// SYNC_FILE_RANGE_WRITE), so that a later fsync of a large download has little left to do.
+static inline int newsstand_start_writeback(int fd, long long offset, long long count) {
+#ifdef __linux__
+    return sync_file_range(fd, (off64_t)offset, (off64_t)count, SYNC_FILE_RANGE_WRITE);
+#else
+    (void)fd; (void)offset; (void)count;
+    return 0;
+#endif
+}
+#endif
