@@ -159,7 +159,7 @@ extension Library {
                 let item = items[next]
                 next += 1
                 let task = Task { [self] in await self.process(item, engine: engine, options: options, onEvent: onEvent) }
-                activeTasks[item.asset.id] = Task { _ = await task.value }
+                activeTasks[item.asset.id] = task
                 group.addTask {
                     let outcome = await withTaskCancellationHandler { await task.value } onCancel: { task.cancel() }
                     return (item.asset.id, outcome)

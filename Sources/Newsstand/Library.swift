@@ -18,7 +18,7 @@ public actor Library {
     /// The manifest as last read or written by this process.
     var manifest: Manifest
     /// Downloads running in this process, by asset identifier, so that `remove` can cancel them.
-    var activeTasks: [String: Task<Void, Never>] = [:]
+    var activeTasks: [String: Task<Outcome, Never>] = [:]
     /// The HTTP engine, created on the first download (catalog commands never start event loops).
     var engine: DownloadEngine?
     /// Manifest changes waiting for the next group commit.
@@ -207,7 +207,7 @@ public actor Library {
             activeTasks[id]?.cancel()
         }
         for id in ids {
-            await activeTasks[id]?.value
+            _ = await activeTasks[id]?.value
         }
         let (_, final) = try await runBlocking {
             let content = layout.contentFolder(issue.folderName)

@@ -346,6 +346,39 @@ import Testing
         }
     }
 
+    @Test func cancelDownloadStopsOneAssetAndKeepsItForResume() async throws {
+        try await withTestServer { server in
+            let slow = patternBytes(count: 900_000, seed: 21)
+            server.serve("/slow.bin", bytes: slow)
+            server.setFaults("/slow.bin", Faults(bytesPerSecond: 150_000))
+            server.serve("/fast.bin", bytes: patternBytes(count: 40_000, seed: 22))
+            try await withTemporaryDirectory { root in
+                let library = try await openLibrary(root)
+                let issue = try await library.addIssue(
+                    named: "Issue", date: DownloadTests.date,
+                    assets: [AssetRequest(url: try #require(URL(string: server.url("/slow.bin")))),
+                             AssetRequest(url: try #require(URL(string: server.url("/fast.bin"))))])
+                let slowID = issue.assets[0].id
+                let run = Task { try await library.download(options: DownloadOptions(jobs: 2)) }
+                let deadline = ContinuousClock.now + .seconds(30)
+                while (library.bytesOnDisk(assetID: slowID) ?? 0) < 30_000, ContinuousClock.now < deadline {
+                    try await Task.sleep(for: .milliseconds(10))
+                }
+                await library.cancelDownload(assetID: slowID)
+                let summary = try await run.value
+                #expect(summary.interrupted == [slowID])
+                #expect(summary.finished == [issue.assets[1].id])
+                #expect(await library.downloadingAssets.map(\.id) == [slowID])
+                #expect(server.bodyBytesSent("/slow.bin") < slow.count)
+                server.setFaults("/slow.bin", Faults())
+                let resumed = try await library.resumeDownloads()
+                try await library.shutdown()
+                #expect(resumed.finished == [slowID])
+                #expect(try await contentFile(library, "slow.bin") == slow)
+            }
+        }
+    }
+
     @Test func eventsArriveAsAnAsyncSequence() async throws {
         try await withTestServer { server in
             server.serve("/s.bin", bytes: patternBytes(count: 5_000))
