@@ -109,6 +109,9 @@ def run(cmd, cwd=None, stdout_to_null=False, scratch=None):
     err_fd, err_path = tempfile.mkstemp(prefix="err-", dir=scratch)
     null = open(os.devnull, "wb") if stdout_to_null else None
     try:
+        # Flush what earlier runs left dirty (thousands of extracted files, deleted trees), so that no
+        # tool is charged for another's writeback; the disk here is a shared virtual volume.
+        os.sync()
         start = time.perf_counter()
         proc = subprocess.Popen(cmd, cwd=cwd, env=ENV, stdin=subprocess.DEVNULL,
                                 stdout=null if null else out_fd, stderr=err_fd)

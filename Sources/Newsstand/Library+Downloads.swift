@@ -220,7 +220,7 @@ extension Library {
             // Another process may have finished (or removed) it between our selection and our lock.
             let store = self.store
             let latest = try await runBlocking { try store.load() }
-            guard let at = latest.location(ofAsset: id) else { return .removed }
+            guard let at = latest.location(ofAsset: id), !latest.issues[at.issue].isBeingRemoved else { return .removed }
             var asset = latest.issues[at.issue].assets[at.asset]
             if asset.isComplete {
                 emit(.finished(asset))
@@ -274,6 +274,7 @@ extension Library {
             }
             manifest.pendingDownloads.removeAll { $0 == id }
         }
+        if await manifest.location(ofAsset: id) == nil { return .removed }
         emit(.failed(error))
         return .failed(error, fetched: fetched)
     }
@@ -288,12 +289,20 @@ extension Library {
         let completed = layout.completedFile(id)
         let content = layout.contentFolder(item.folderName)
         var asset = asset
-        // Another process may have removed the issue meanwhile: never recreate its folder.
         let store = self.store
-        let stillListed = try await runBlocking { try store.load().location(ofAsset: id) != nil }
-        guard stillListed else {
-            try? await runBlocking { try POSIX.unlinkIfPresent(completed) }
-            throw NewsstandError(.removed, "the asset \(id) was removed while it was downloading")
+        let issueLock = layout.issueLock(item.folderName)
+        /// Runs `body` holding the issue's lock, and only while the issue is still listed and not being
+        /// removed: `remove` takes the same lock, so a removed issue's folder is never recreated, and two
+        /// assets of one issue never merge into its folder at once.
+        @Sendable func whileListed<T>(_ body: () throws -> T) throws -> T {
+            let lock = try FileLock(path: issueLock)
+            defer { withExtendedLifetime(lock) {} }
+            let manifest = try store.load()
+            guard let at = manifest.location(ofAsset: id), !manifest.issues[at.issue].isBeingRemoved else {
+                try? POSIX.unlinkIfPresent(completed)
+                throw NewsstandError(.removed, "the asset \(id) was removed while it was downloading")
+            }
+            return try body()
         }
         let isArchive = asset.unpack && POSIX.exists(completed) && ArchiveExtractor.isArchive(at: completed)
         if isArchive {
@@ -306,22 +315,28 @@ extension Library {
             let keep = options.keepArchives
             let archived = asset
             let placedName = try await runBlocking { () -> String? in
-                try POSIX.makeDirectory(content)
                 let staging = layout.stagingFolder(id)
                 try Library.removeTree(staging)
                 try POSIX.makeDirectory(staging)
                 do {
+                    // Extraction needs no lock: the staging folder is this asset's alone.
                     _ = try ArchiveExtractor(limits: limits).extract(archiveAt: completed, into: staging)
-                    try mergeStaging(staging, into: content)
+                    return try whileListed { () -> String? in
+                        try POSIX.makeDirectory(content)
+                        try mergeStaging(staging, into: content)
+                        guard keep else { return nil }
+                        return try Library.placeFile(completed, named: FileNaming.name(for: archived, record: record), in: content)
+                    }
                 } catch let error as ArchiveError {
                     try? Library.removeTree(staging)
                     throw NewsstandError(
                         error.kind == .unsafeEntry || error.kind == .unsupportedEntryType ? .unsafeArchiveEntry : .unpackFailed,
                         "cannot unpack \(archived.url.absoluteString) into \(item.issueName.debugDescription): \(error)",
                         underlying: error)
+                } catch {
+                    try? Library.removeTree(staging)
+                    throw error
                 }
-                guard keep else { return nil }
-                return try Library.placeFile(completed, named: FileNaming.name(for: archived, record: record), in: content)
             }
             asset.state = .unpacked
             asset.fileName = placedName
@@ -343,11 +358,13 @@ extension Library {
             let candidate = FileNaming.name(for: asset, record: record)
             let url = asset.url.absoluteString
             name = try await runBlocking {
-                try POSIX.makeDirectory(content)
-                var updated = record ?? ResumeRecord(url: url)
-                return try Library.placeFile(completed, named: candidate, in: content) { chosen in
-                    updated.placedAs = chosen
-                    try updated.save(layout.resumeRecord(id))
+                try whileListed {
+                    try POSIX.makeDirectory(content)
+                    var updated = record ?? ResumeRecord(url: url)
+                    return try Library.placeFile(completed, named: candidate, in: content) { chosen in
+                        updated.placedAs = chosen
+                        try updated.save(layout.resumeRecord(id))
+                    }
                 }
             }
         }

@@ -212,15 +212,32 @@ public actor Library {
         let (_, final) = try await runBlocking {
             let content = layout.contentFolder(issue.folderName)
             try POSIX.makeDirectory(layout.trash)
+            try POSIX.makeDirectory(layout.staging)
             let trashed = "\(layout.trash)/\(issue.folderName)-\(UInt32.random(in: 0...UInt32.max))"
-            if POSIX.exists(content) { try POSIX.rename(content, trashed) }
+            do {
+                // Downloads in other processes fill the folder only under this lock, after checking that the
+                // issue is not being removed; so after this, nothing recreates it.
+                let lock = try FileLock(path: layout.issueLock(issue.folderName))
+                defer { withExtendedLifetime(lock) {} }
+                if POSIX.exists(content) { try POSIX.rename(content, trashed) }
+            }
             for id in ids {
-                try POSIX.unlinkIfPresent(layout.partialFile(id))
-                try POSIX.unlinkIfPresent(layout.resumeRecord(id))
-                try POSIX.unlinkIfPresent(layout.completedFile(id))
-                try POSIX.unlinkIfPresent("\(layout.downloads)/\(id).lock")
+                // Only files no other process is using: a running download keeps its lock until it notices.
+                let lockPath = "\(layout.downloads)/\(id).lock"
+                if POSIX.exists(lockPath), let held = try AssetLock(tryPath: lockPath) {
+                    try POSIX.unlinkIfPresent(layout.partialFile(id))
+                    try POSIX.unlinkIfPresent(layout.resumeRecord(id))
+                    try POSIX.unlinkIfPresent(layout.completedFile(id))
+                    try POSIX.unlinkIfPresent(lockPath)
+                    withExtendedLifetime(held) {}
+                } else if !POSIX.exists(lockPath) {
+                    try POSIX.unlinkIfPresent(layout.partialFile(id))
+                    try POSIX.unlinkIfPresent(layout.resumeRecord(id))
+                    try POSIX.unlinkIfPresent(layout.completedFile(id))
+                }
                 try Library.removeTree(layout.stagingFolder(id))
             }
+            try POSIX.unlinkIfPresent(layout.issueLock(issue.folderName))
             let result = try store.update { manifest in
                 manifest.issues.removeAll { $0.name == name }
                 let gone = Set(ids)

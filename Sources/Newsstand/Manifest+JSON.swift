@@ -17,6 +17,7 @@ extension Manifest {
         do {
             guard case .object(let object) = root else { throw ManifestShapeError("the document is not an object") }
             guard case .integer(let version)? = object["version"] else { throw ManifestShapeError("no integer \"version\"") }
+            guard version >= 1 else { throw ManifestShapeError("\"version\" \(version) is not a valid version") }
             guard version <= Int64(currentVersion) else {
                 throw NewsstandError(
                     .manifestFromNewerVersion,
@@ -187,6 +188,10 @@ extension AssetDownload {
             throw ManifestShapeError("\(path).fileName \(name.debugDescription) is not a safe file name")
         }
         self.isArchive = try object.optionalBool("isArchive", at: path)
+        switch object["userInfo"] {
+        case nil, .null?, .object?: break
+        default: throw ManifestShapeError("\(path).userInfo is not an object")
+        }
         if case .object(let info)? = object["userInfo"] {
             var userInfo: [String: String] = [:]
             for (key, value) in info {

@@ -68,7 +68,8 @@ import Testing
     }
 
     @Test(arguments: [
-        "", "{", "null", "[]", "{\"issues\":[]}", "{\"version\":\"1\",\"issues\":[]}", "{\"version\":1}",
+        "", "{", "null", "[]", "{\"issues\":[]}", "{\"version\":0,\"issues\":[],\"pendingDownloads\":[]}",
+        "{\"version\":1,\"issues\":[{\"name\":\"x\",\"date\":\"2026-01-01\",\"folder\":\"x\",\"status\":\"none\",\"assets\":[{\"id\":\"a\",\"url\":\"http://h/x\",\"state\":\"pending\",\"userInfo\":[1]}]}],\"pendingDownloads\":[]}", "{\"version\":\"1\",\"issues\":[]}", "{\"version\":1}",
         "{\"version\":1,\"issues\":[{\"name\":\"x\",\"date\":\"2026-02-30\",\"folder\":\"x\",\"status\":\"none\"}],\"pendingDownloads\":[]}",
         "{\"version\":1,\"issues\":[{\"name\":\"x\",\"date\":\"2026-01-01\",\"folder\":\"../x\",\"status\":\"none\"}],\"pendingDownloads\":[]}",
         "{\"version\":1,\"issues\":[{\"name\":\"x\",\"date\":\"2026-01-01\",\"folder\":\"x\",\"status\":\"none\"},{\"name\":\"x\",\"date\":\"2026-01-01\",\"folder\":\"y\",\"status\":\"none\"}],\"pendingDownloads\":[]}",
@@ -88,5 +89,26 @@ import Testing
         } throws: { error in
             (error as? NewsstandError)?.code == .manifestFromNewerVersion
         }
+    }
+}
+
+@Suite struct JSONRoundTripTests {
+    @Test(arguments: ["plain", "quote \" and backslash \\", "tab\tnew\nline\r", "nul \u{0} bell \u{7}", "東京 🗞️ é", "\u{2028}\u{FEFF}", ""])
+    func stringsSurviveTheManifest(_ text: String) throws {
+        var manifest = Manifest()
+        var issue = Issue(name: text.isEmpty ? "empty" : text, date: try #require(IssueDate("2026-11-20")), folderName: "f")
+        var asset = AssetDownload(id: "0123456789ab", url: try #require(URL(string: "http://127.0.0.1/x")))
+        asset.error = text
+        asset.userInfo = [text: text]
+        issue.assets = [asset]
+        manifest.issues = [issue]
+        let decoded = try Manifest.decode(try manifest.encoded(), path: "library.json")
+        #expect(decoded == manifest)
+    }
+
+    @Test func readsEscapesAndSurrogatePairs() throws {
+        let text = #"{"version":1,"issues":[{"name":"\u00e9\ud83d\uddde\/\"","date":"2026-11-20","folder":"f","status":"none","assets":[]}],"pendingDownloads":[]}"#
+        let manifest = try Manifest.decode(Data(text.utf8), path: "library.json")
+        #expect(manifest.issues.first?.name == "é🗞/\"")
     }
 }

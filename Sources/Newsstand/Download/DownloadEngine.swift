@@ -83,6 +83,9 @@ final class DownloadEngine: Sendable {
         let sink = try await runBlocking { try FileSink(path: job.partialPath, recordPath: job.recordPath, hashing: hashing) }
         let startSize = sink.size
         var failuresWithoutProgress = 0
+        // Progress means reaching further than ever before; re-fetching bytes after a restart is not.
+        var furthest = startSize
+        var fetched: Int64 = 0
         var lastError = "no attempt made"
         let started = ContinuousClock.now
         while true {
@@ -105,13 +108,18 @@ final class DownloadEngine: Sendable {
                 request.headers.add(name: "If-Range", value: value)
             }
             let throttle = ProgressThrottle(start: started, baseline: startSize)
-            let base = offset
+            // Where this response's body starts: the offset asked for, or 0 when the server sent it all.
+            let base = NIOLockedValueBox(offset)
             let delegate = ResponseDelegate(
                 sink: sink, requestedOffset: offset, sentValidator: validator, url: job.url,
-                onStart: { from, expected in progress(.started(resumingFrom: from, expected: expected)) }
+                onStart: { from, expected in
+                    base.withLockedValue { $0 = from }
+                    progress(.started(resumingFrom: from, expected: expected))
+                }
             ) { received, expected in
-                if let rate = throttle.shouldReport(total: base + received) {
-                    progress(.bytes(received: base + received, expected: expected, bytesPerSecond: rate))
+                let total = base.withLockedValue { $0 } + received
+                if let rate = throttle.shouldReport(total: total) {
+                    progress(.bytes(received: total, expected: expected, bytesPerSecond: rate))
                 }
             }
             let sizeBefore = offset
@@ -126,17 +134,19 @@ final class DownloadEngine: Sendable {
                     }
                     if configuration.syncDownloads { try await runBlocking { try sink.sync() } }
                     try verify(job, digest: digest)
-                    return Result(size: size, record: ResumeRecord.load(job.recordPath), bytesFetched: size - startSize)
+                    return Result(size: size, record: ResumeRecord.load(job.recordPath), bytesFetched: fetched + delegate.receivedBytes)
                 case .rangeNotSatisfiable(let total):
-                    if let total, total == offset, offset > 0 {
+                    // A server may omit `Content-Range: bytes */N`; the recorded size then decides.
+                    if offset > 0, (total ?? record?.expectedBytes) == offset {
                         try verify(job, digest: digest)
-                        return Result(size: size, record: record, bytesFetched: size - startSize)
+                        return Result(size: size, record: record, bytesFetched: fetched + delegate.receivedBytes)
                     }
                     // Our bytes do not fit the resource any more: start over.
                     try await runBlocking { try sink.truncateNow() }
                     throw RangeMismatch(reason: "the server refused the range from byte \(offset) (416)")
                 }
             } catch is CancellationError {
+                // Let queued writes land before the asset lock is released, so nobody else's bytes follow them.
                 _ = try? await sink.drain()
                 throw CancellationError()
             } catch let error as NewsstandError where error.code == .checksumMismatch {
@@ -146,8 +156,9 @@ final class DownloadEngine: Sendable {
                 }
                 throw error
             } catch {
-                if Task.isCancelled { throw CancellationError() }
+                fetched += delegate.receivedBytes
                 let drained = try? await sink.drain()
+                if Task.isCancelled { throw CancellationError() }
                 let classified = DownloadEngine.classify(error, url: job.url)
                 guard classified.isTransient else { throw classified.error }
                 if let mismatch = error as? RangeMismatch {
@@ -156,7 +167,9 @@ final class DownloadEngine: Sendable {
                 }
                 retryAfter = classified.retryAfter
                 lastError = classified.error.message
-                let madeProgress = (drained?.size ?? sink.size) > sizeBefore
+                let reached = drained?.size ?? sink.size
+                let madeProgress = reached > max(sizeBefore, furthest)
+                furthest = max(furthest, reached)
                 failuresWithoutProgress = madeProgress ? 0 : failuresWithoutProgress + 1
                 if failuresWithoutProgress >= configuration.retry.maxAttemptsWithoutProgress {
                     throw NewsstandError(

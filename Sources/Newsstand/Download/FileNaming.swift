@@ -40,9 +40,14 @@ enum FileNaming {
     }
 
     /// `report.pdf` → `report (2).pdf`.
+    /// The result stays within `SafePathComponent.maxUTF8Length`: the stem is shortened to make room.
     static func withSuffix(_ name: String, _ n: Int) -> String {
-        let ext = (name as NSString).pathExtension
-        let stem = ext.isEmpty ? name : String(name.dropLast(ext.count + 1))
-        return ext.isEmpty ? "\(stem) (\(n))" : "\(stem) (\(n)).\(ext)"
+        var ext = (name as NSString).pathExtension
+        if ext.utf8.count > 16 { ext = "" }  // not a real extension; treat the whole name as the stem
+        var stem = ext.isEmpty ? name : String(name.dropLast(ext.count + 1))
+        let tail = " (\(n))" + (ext.isEmpty ? "" : ".\(ext)")
+        while !stem.isEmpty, stem.utf8.count + tail.utf8.count > SafePathComponent.maxUTF8Length { stem.removeLast() }
+        if stem.isEmpty { stem = "file" }
+        return stem + tail
     }
 }

@@ -17,6 +17,8 @@ struct LibraryLayout: Sendable, Hashable {
     func completedFile(_ id: String) -> String { "\(downloads)/\(id).done" }
     func stagingFolder(_ id: String) -> String { "\(staging)/\(id)" }
     func contentFolder(_ folderName: String) -> String { "\(root)/\(folderName)" }
+    /// Held while an issue's folder is filled (merge, placement) or removed.
+    func issueLock(_ folderName: String) -> String { "\(staging)/\(folderName).lock" }
 
     /// Names a top-level entry may not take because the library itself uses them.
     static func isReserved(_ component: String) -> Bool {

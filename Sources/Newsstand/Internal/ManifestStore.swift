@@ -20,7 +20,9 @@ final class ManifestStore: Sendable {
         var seconds: Int
         var nanoseconds: Int
     }
-    private let cache = Mutex<(stamp: Stamp, manifest: Manifest)?>(nil)
+    /// The cached manifest, its file's identity, and an open descriptor of that file: holding it open
+    /// keeps the kernel from reusing the inode number, so a later file can never look like this one.
+    private let cache = Mutex<(stamp: Stamp, manifest: Manifest, fd: Int32)?>(nil)
 
     init(layout: LibraryLayout) {
         self.layout = layout
@@ -29,15 +31,30 @@ final class ManifestStore: Sendable {
     /// Loads the manifest without locking (the file is only ever replaced by `rename`, so a reader
     /// sees either the old or the new document). A missing file is an empty library.
     func load() throws -> Manifest {
-        guard let stamp = currentStamp() else {
-            if POSIX.exists(layout.manifest) { _ = try AtomicFile.read(layout.manifest) }  // surfaces the real error
-            return Manifest()
+        guard let stamp = try currentStamp() else { return Manifest() }
+        if let cached = cache.withLock({ $0.map { ($0.stamp, $0.manifest) } }), cached.0 == stamp { return cached.1 }
+        let fd = try POSIX.open(layout.manifest, O_RDONLY)
+        var opened = stat()
+        guard fstat(fd, &opened) == 0, UInt64(opened.st_ino) == stamp.inode else {
+            _ = close(fd)
+            return try load()  // replaced between stat and open: start over
         }
-        if let cached = cache.withLock({ $0 }), cached.stamp == stamp { return cached.manifest }
-        guard let data = try AtomicFile.read(layout.manifest) else { return Manifest() }
-        let manifest = try Manifest.decode(data, path: layout.manifest)
+        let data: Data
+        do {
+            data = try AtomicFile.read(layout.manifest) ?? Data()
+        } catch {
+            _ = close(fd)
+            throw error
+        }
+        let manifest: Manifest
+        do {
+            manifest = try Manifest.decode(data, path: layout.manifest)
+        } catch {
+            _ = close(fd)
+            throw error
+        }
         // Cache only if the file did not change while it was being read.
-        if currentStamp() == stamp { cache.withLock { $0 = (stamp, manifest) } }
+        if (try? currentStamp()) == stamp { remember(stamp, manifest, fd) } else { _ = close(fd) }
         return manifest
     }
 
@@ -52,18 +69,32 @@ final class ManifestStore: Sendable {
         if manifest != original {
             manifest.version = Manifest.currentVersion
             try AtomicFile.write(try manifest.encoded(), to: layout.manifest)
-            if let stamp = currentStamp() {
-                let written = manifest
-                cache.withLock { $0 = (stamp, written) }
-            }
+            let fd = try POSIX.open(layout.manifest, O_RDONLY)
+            if let stamp = try currentStamp() { remember(stamp, manifest, fd) } else { _ = close(fd) }
         }
         _ = consume lock
         return (result, manifest)
     }
 
-    private func currentStamp() -> Stamp? {
+    deinit {
+        if let fd = cache.withLock({ $0?.fd }) { _ = close(fd) }
+    }
+
+    private func remember(_ stamp: Stamp, _ manifest: Manifest, _ fd: Int32) {
+        let old = cache.withLock { cache -> Int32? in
+            defer { cache = (stamp, manifest, fd) }
+            return cache?.fd
+        }
+        if let old { _ = close(old) }
+    }
+
+    /// The manifest file's identity, or nil when there is none yet (any other failure is an error).
+    private func currentStamp() throws -> Stamp? {
         var info = stat()
-        guard stat(layout.manifest, &info) == 0 else { return nil }
+        guard stat(layout.manifest, &info) == 0 else {
+            if errno == ENOENT { return nil }
+            throw NewsstandError.posix(errno, "cannot read", path: layout.manifest)
+        }
         return Stamp(
             device: UInt64(info.st_dev), inode: UInt64(info.st_ino), size: Int64(info.st_size),
             seconds: info.st_mtim.tv_sec, nanoseconds: info.st_mtim.tv_nsec)
