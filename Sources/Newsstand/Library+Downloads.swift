@@ -152,20 +152,20 @@ extension Library {
         let engine = self.engine ?? DownloadEngine(configuration: configuration, logger: logger)
         self.engine = engine
 
+        // `jobs` transfers at a time. Flushing, placing and unpacking a finished asset take a slot of their
+        // own, so the next transfer starts while the previous file is still being flushed to disk.
+        let phases = Phases(network: AsyncSemaphore(permits: options.jobs), finishing: AsyncSemaphore(permits: options.jobs))
         await withTaskGroup(of: (String, Outcome).self) { group in
-            var next = 0
-            func startNext() {
-                guard next < items.count else { return }
-                let item = items[next]
-                next += 1
-                let task = Task { [self] in await self.process(item, engine: engine, options: options, onEvent: onEvent) }
+            for item in items {
+                let task = Task { [self] in
+                    await self.process(item, engine: engine, options: options, phases: phases, onEvent: onEvent)
+                }
                 activeTasks[item.asset.id] = task
                 group.addTask {
                     let outcome = await withTaskCancellationHandler { await task.value } onCancel: { task.cancel() }
                     return (item.asset.id, outcome)
                 }
             }
-            for _ in 0..<min(options.jobs, items.count) { startNext() }
             while let (id, outcome) = await group.next() {
                 activeTasks[id] = nil
                 switch outcome {
@@ -179,7 +179,6 @@ extension Library {
                 case .interrupted: summary.interrupted.append(id)
                 case .removed: break
                 }
-                if !Task.isCancelled { startNext() }
             }
         }
         if Task.isCancelled {
@@ -193,8 +192,13 @@ extension Library {
 
     /// Takes one asset from wherever it stands to complete: fetch (or find the finished file from a
     /// run that crashed), verify, then place or unpack, committing each durable step.
+    struct Phases: Sendable {
+        var network: AsyncSemaphore
+        var finishing: AsyncSemaphore
+    }
+
     private nonisolated func process(
-        _ item: WorkItem, engine: DownloadEngine, options: DownloadOptions,
+        _ item: WorkItem, engine: DownloadEngine, options: DownloadOptions, phases: Phases,
         onEvent: @escaping @Sendable (DownloadEvent) -> Void
     ) async -> Outcome {
         let id = item.asset.id
@@ -232,21 +236,37 @@ extension Library {
                 let job = DownloadEngine.Job(
                     assetID: id, url: asset.url, sha256: asset.sha256, partialPath: layout.partialFile(id),
                     recordPath: layout.resumeRecord(id))
-                let result = try await engine.fetch(job) { progress in
-                    switch progress {
-                    case .started(let from, let expected): emit(.started(resumingFrom: from, expectedBytes: expected))
-                    case .bytes(let received, let expected, let rate):
-                        emit(.progress(receivedBytes: received, expectedBytes: expected, bytesPerSecond: rate))
-                    case .retrying(let attempt, let delay, let reason): emit(.retrying(attempt: attempt, delay: delay, reason: reason))
+                try Task.checkCancellation()
+                let result = try await phases.network.withPermit {
+                    try Task.checkCancellation()
+                    return try await engine.fetch(job) { progress in
+                        switch progress {
+                        case .started(let from, let expected): emit(.started(resumingFrom: from, expectedBytes: expected))
+                        case .bytes(let received, let expected, let rate):
+                            emit(.progress(receivedBytes: received, expectedBytes: expected, bytesPerSecond: rate))
+                        case .retrying(let attempt, let delay, let reason):
+                            emit(.retrying(attempt: attempt, delay: delay, reason: reason))
+                        }
                     }
                 }
                 fetched = result.bytesFetched
                 record = result.record
-                try await runBlocking { try POSIX.rename(job.partialPath, completed) }
+                let durable = configuration.syncDownloads
+                try await phases.finishing.withPermit {
+                    // Flushed before it is renamed: a `.done` file is complete even after a power cut.
+                    try await runBlocking {
+                        if durable { try POSIX.fsyncFile(job.partialPath) }
+                        try POSIX.rename(job.partialPath, completed)
+                    }
+                }
             }
             asset.receivedBytes = POSIX.fileSize(completed) ?? record?.expectedBytes ?? asset.receivedBytes
             asset.expectedBytes = record?.expectedBytes ?? asset.receivedBytes
-            let final = try await finish(asset, item: item, record: record, options: options, emit: emit)
+            let finalRecord = record
+            let ready = asset
+            let final = try await phases.finishing.withPermit {
+                try await self.finish(ready, item: item, record: finalRecord, options: options, emit: emit)
+            }
             // Safe to drop while held: whoever locks a fresh file next re-reads the state and finds it complete.
             try? POSIX.unlinkIfPresent(lockPath)
             emit(.finished(final))

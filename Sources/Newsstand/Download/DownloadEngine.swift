@@ -132,7 +132,6 @@ final class DownloadEngine: Sendable {
                     if let expected, size != expected {
                         throw NewsstandError(.lengthMismatch, "\(job.url.absoluteString) sent \(size) of \(expected) bytes")
                     }
-                    if configuration.syncDownloads { try await runBlocking { try sink.sync() } }
                     try verify(job, digest: digest)
                     return Result(size: size, record: ResumeRecord.load(job.recordPath), bytesFetched: fetched + delegate.receivedBytes)
                 case .rangeNotSatisfiable(let total):

@@ -142,11 +142,6 @@ final class FileSink: Sendable {
         return (state.withLockedValue { $0.size }, digest.hex())
     }
 
-    /// Flushes the file's bytes to stable storage. Blocking.
-    func sync() throws {
-        try POSIX.fsync(fd, path: path)
-    }
-
     private func enqueue(bytes: Int, _ operation: @escaping @Sendable (NIOLockedValueBox<State>) throws -> Void) {
         state.withLockedValue { $0.queuedBytes += bytes }
         queue.async {

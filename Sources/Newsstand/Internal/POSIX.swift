@@ -44,6 +44,13 @@ enum POSIX {
         try call("cannot fsync", path: path) { Glibc.fsync(fd) }
     }
 
+    /// Flushes a file's data to stable storage by path.
+    static func fsyncFile(_ path: String) throws {
+        let fd = try open(path, O_RDONLY)
+        defer { _ = Glibc.close(fd) }
+        try fsync(fd, path: path)
+    }
+
     /// Flushes a directory entry change (a rename or create inside `directory`) to stable storage.
     static func fsyncDirectory(_ directory: String) throws {
         let fd = try open(directory, O_RDONLY | O_DIRECTORY)
