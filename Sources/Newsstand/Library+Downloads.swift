@@ -143,11 +143,14 @@ extension Library {
         var summary = DownloadSummary()
         guard !items.isEmpty else { return summary }
         let layout = self.layout
+        let snapshot = manifest
+        let store = self.store
         try await runBlocking {
             try POSIX.makeDirectory(layout.downloads)
             try POSIX.makeDirectory(layout.staging)
             // Content folders of removals that a crash interrupted after the manifest was updated.
             try? Library.removeTree(layout.trash)
+            Library.sweepDownloads(layout: layout, manifest: (try? store.load()) ?? snapshot)
         }
         let engine = self.engine ?? DownloadEngine(configuration: configuration, logger: logger)
         self.engine = engine
@@ -407,6 +410,36 @@ extension Library {
         }
         missing = manifest.location(ofAsset: id) == nil
         if missing { throw NewsstandError(.removed, "the asset \(id) was removed while it was downloading") }
+    }
+
+    /// Best-effort clean-up of what crashes leave behind in `.downloads`: files of assets that are complete
+    /// or gone (a crash between the last commit and the delete), skipping any asset another process holds,
+    /// and manifest temporaries older than ten minutes.
+    static func sweepDownloads(layout: LibraryLayout, manifest: Manifest) {
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: layout.downloads) else { return }
+        var states: [String: Bool] = [:]
+        for issue in manifest.issues {
+            for asset in issue.assets { states[asset.id] = asset.isComplete }
+        }
+        let ids = Set(names.compactMap { $0.split(separator: ".", maxSplits: 1).first.map(String.init) })
+        for id in ids where states[id] ?? true {
+            let lockPath = "\(layout.downloads)/\(id).lock"
+            guard let lock = try? AssetLock(tryPath: lockPath) else { continue }  // busy elsewhere
+            for path in [layout.partialFile(id), layout.completedFile(id), layout.resumeRecord(id), lockPath] {
+                try? POSIX.unlinkIfPresent(path)
+            }
+            withExtendedLifetime(lock) {}
+        }
+        if let entries = try? FileManager.default.contentsOfDirectory(atPath: layout.root) {
+            for name in entries where name.hasPrefix(".library.json.tmp-") {
+                let path = "\(layout.root)/\(name)"
+                if let date = (try? FileManager.default.attributesOfItem(atPath: path))?[.modificationDate] as? Date,
+                    date.timeIntervalSinceNow < -600
+                {
+                    try? POSIX.unlinkIfPresent(path)
+                }
+            }
+        }
     }
 
     /// Whether a crashed run already moved this asset's file into the content folder.

@@ -193,6 +193,21 @@ import Testing
         }
     }
 
+    @Test func refusedConnectionsAreRetriedThenFailClearly() async throws {
+        try await withTemporaryDirectory { root in
+            let library = try await openLibrary(root)
+            // Nothing listens on port 1 of the loopback address.
+            try await library.addIssue(named: "Issue", date: DownloadTests.date, assets: [AssetRequest(url: try #require(URL(string: "http://127.0.0.1:1/x.pdf")))])
+            let events = EventLog()
+            let summary = try await library.download { events.append($0) }
+            try await library.shutdown()
+            let message = try #require(summary.failed.values.first)
+            #expect(message.contains("connection refused"), "\(message)")
+            #expect(message.contains("gave up after 4 attempts"), "\(message)")
+            #expect(events.all.filter { if case .retrying = $0.kind { true } else { false } }.count == 3)
+        }
+    }
+
     @Test func checksumMismatchDeletesTheBadBytes() async throws {
         try await withTestServer { server in
             server.serve("/bad.bin", bytes: patternBytes(count: 50_000))
@@ -435,3 +450,26 @@ final class Flag: Sendable {
 }
 
 import Synchronization
+
+@Suite struct SweepTests {
+    @Test func leftoversOfCompleteOrUnknownAssetsAreSwept() async throws {
+        try await withTestServer { server in
+            server.serve("/a.bin", bytes: patternBytes(count: 1000))
+            try await withTemporaryDirectory { root in
+                let library = try await Library.open(at: root)
+                let issue = try await library.addIssue(named: "I", date: IssueDate(year: 2026, month: 11, day: 20)!,
+                                                       assets: [AssetRequest(url: try #require(URL(string: server.url("/a.bin"))))])
+                let downloads = root.appendingPathComponent(".downloads")
+                try FileManager.default.createDirectory(at: downloads, withIntermediateDirectories: true)
+                // As if a crash hit after an unrelated asset's commit: its archive and record stayed behind.
+                try Data(repeating: 1, count: 10).write(to: downloads.appendingPathComponent("0000deadbeef.done"))
+                try Data("{}".utf8).write(to: downloads.appendingPathComponent("0000deadbeef.resume.json"))
+                try await library.download()
+                try await library.shutdown()
+                let left = try FileManager.default.contentsOfDirectory(atPath: downloads.path)
+                #expect(left.isEmpty, "\(left)")
+                #expect(await library.issue(named: "I")?.assets.first?.id == issue.assets.first?.id)
+            }
+        }
+    }
+}

@@ -5,6 +5,7 @@ import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import NIOSSL
 
 /// Fetches one asset into its partial file, resuming, retrying and verifying: the HTTP half of a download.
 /// One engine (and one `HTTPClient` per proxy setting) serves every download of a library.
@@ -63,6 +64,9 @@ final class DownloadEngine: Sendable {
                 decompression: .disabled)
             config.connectionPool = .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: 64)
             config.httpVersion = .http1Only
+            // Our own retry loop (with backoff, Retry-After and a bounded budget) handles failed connections;
+            // the pool's internal retrying would otherwise hide them until the connect timeout.
+            config.connectionPool.retryConnectionEstablishment = false
             // Larger socket reads than NIO's 64 KiB default: fewer, bigger body parts for the file sink.
             config.http1_1ConnectionDebugInitializer = { channel in
                 channel.setOption(
@@ -237,16 +241,38 @@ final class DownloadEngine: Sendable {
                 }
                 return Classified(error: NewsstandError(.network, "\(where_): \(DownloadEngine.describe(error))", underlying: error), isTransient: true)
             }
+        case is NIOSSLError, is BoringSSLError, is NIOSSLExtraError:
+            // A certificate or handshake failure does not heal by retrying.
+            return Classified(error: NewsstandError(.network, "\(where_): TLS failed: \(DownloadEngine.describeTLS(error))", underlying: error), isTransient: false)
         default:
             return Classified(error: NewsstandError(.network, "\(where_): \(DownloadEngine.describe(error))", underlying: error), isTransient: true)
         }
+    }
+
+    /// BoringSSL's reason code (`CERTIFICATE_VERIFY_FAILED`, `WRONG_VERSION_NUMBER`, …) rather than its dump.
+    private static func describeTLS(_ error: any Error) -> String {
+        let text = String(describing: error)
+        if let range = text.range(of: "OPENSSL_internal:") {
+            let reason = text[range.upperBound...].prefix { $0.isLetter || $0.isNumber || $0 == "_" }
+            if !reason.isEmpty { return "handshake failed (\(reason))" }
+        }
+        return text.count > 160 ? String(text.prefix(160)) + "…" : text
     }
 
     private static func describe(_ error: any Error) -> String {
         if let error = error as? HTTPClientError, error == .remoteConnectionClosed {
             return "the connection was closed before the whole body arrived"
         }
-        if let error = error as? IOError { return error.description }
+        if let error = error as? IOError { return String(cString: strerror(error.errnoCode)).lowercased() }
+        if let error = error as? NIOConnectionError {
+            let reasons = error.connectionErrors.map { failure -> String in
+                if let io = failure.error as? IOError { return String(cString: strerror(io.errnoCode)).lowercased() }
+                return String(describing: failure.error)
+            }
+            let reason = Set(reasons).sorted().joined(separator: ", ")
+            return "cannot connect to \(error.host):\(error.port)" + (reason.isEmpty ? "" : " (\(reason))")
+        }
+        if let error = error as? ChannelError, case .connectTimeout = error { return "timed out connecting" }
         return String(describing: error)
     }
 }
