@@ -327,6 +327,18 @@ extension Library {
             }
             return try body()
         }
+        // A crash after a kept archive was merged and placed, before the `unpacked` commit: finish the commit.
+        if asset.unpack, asset.isArchive == true, let placed = record?.placedAs,
+            Library.alreadyPlaced(record, id: id, layout: layout, folder: item.folderName)
+        {
+            asset.state = .unpacked
+            asset.fileName = placed
+            asset.error = nil
+            let done = asset
+            try await commitAsset(done, finished: true)
+            try? await runBlocking { try POSIX.unlinkIfPresent(layout.resumeRecord(id)) }
+            return done
+        }
         let isArchive = asset.unpack && POSIX.exists(completed) && ArchiveExtractor.isArchive(at: completed)
         if isArchive {
             asset.state = .downloaded
@@ -348,7 +360,11 @@ extension Library {
                         try POSIX.makeDirectory(content)
                         try mergeStaging(staging, into: content)
                         guard keep else { return nil }
-                        return try Library.placeFile(completed, named: FileNaming.name(for: archived, record: record), in: content)
+                        var updated = record ?? ResumeRecord(url: archived.url.absoluteString)
+                        return try Library.placeFile(completed, named: FileNaming.name(for: archived, record: record), in: content) { chosen in
+                            updated.placedAs = chosen
+                            try updated.save(layout.resumeRecord(id))
+                        }
                     }
                 } catch let error as ArchiveError {
                     try? Library.removeTree(staging)

@@ -394,6 +394,40 @@ import Testing
         }
     }
 
+    @Test func crashAfterPlacingAKeptArchiveIsFinishedWithoutRefetching() async throws {
+        try await withTemporaryDirectory { fixtures in
+            let zip = fixtures.appendingPathComponent("k.zip").path
+            try ArchiveFixtures.write([.file("page.html", Array("<p>".utf8))], format: .zip, to: zip)
+            let bytes = Array(try Data(contentsOf: URL(fileURLWithPath: zip)))
+            try await withTestServer { server in
+                server.serve("/k.zip", bytes: bytes)
+                try await withTemporaryDirectory { root in
+                    let library = try await openLibrary(root)
+                    let issue = try await library.addIssue(named: "Issue", date: DownloadTests.date, assets: [AssetRequest(url: try #require(URL(string: server.url("/k.zip"))))])
+                    let id = try #require(issue.assets.first?.id)
+                    try await library.download(options: DownloadOptions(keepArchives: true))
+                    #expect(await library.issue(named: "Issue")?.assets.first?.fileName == "k.zip")
+                    // Rewind to the instant after the archive was merged and placed, before the commit.
+                    try await library.commit { manifest in
+                        manifest.updateAsset(id) { $0.state = .downloaded }
+                        manifest.pendingDownloads.append(id)
+                    }
+                    var record = ResumeRecord(url: server.url("/k.zip"), etag: "\"x\"", expectedBytes: Int64(bytes.count))
+                    record.placedAs = "k.zip"
+                    try record.save(root.appendingPathComponent(".downloads/\(id).resume.json").path)
+                    let summary = try await library.resumeDownloads(options: DownloadOptions(keepArchives: true))
+                    try await library.shutdown()
+                    #expect(summary.finished == [id])
+                    #expect(server.bodyBytesSent("/k.zip") == bytes.count)
+                    let asset = try #require(await library.issue(named: "Issue")?.assets.first)
+                    #expect(asset.state == .unpacked && asset.fileName == "k.zip")
+                    let files = try FileManager.default.contentsOfDirectory(atPath: library.contentURL(for: issue).path).sorted()
+                    #expect(files == ["k.zip", "page.html"])
+                }
+            }
+        }
+    }
+
     @Test func eventsArriveAsAnAsyncSequence() async throws {
         try await withTestServer { server in
             server.serve("/s.bin", bytes: patternBytes(count: 5_000))
