@@ -119,6 +119,9 @@ public final class RunningCommand: @unchecked Sendable {
         return result()
     }
 
+    /// The file the process's stdout goes to (readable while it runs).
+    public var stdoutPath: String { folder.appendingPathComponent("stdout").path }
+
     /// Reads what the process printed so far.
     public var stderrSoFar: String {
         (try? String(contentsOf: folder.appendingPathComponent("stderr"), encoding: .utf8)) ?? ""

@@ -185,6 +185,12 @@ public final class TestHTTPServer: Sendable {
     /// The key under which a URL path is stored: without query or fragment, percent-decoded,
     /// with a leading `/`.
     static func normalize(_ path: String) -> String {
+        var path = Substring(path)
+        // Absolute form (`GET http://host/path`), as clients send it to a proxy (RFC 9112 §3.2.2).
+        for scheme in ["http://", "https://"] where path.lowercased().hasPrefix(scheme) {
+            let rest = path.dropFirst(scheme.count)
+            path = rest.firstIndex(of: "/").map { rest[$0...] } ?? "/"
+        }
         let raw = path.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
         let withoutFragment = raw.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
         let decoded = String(withoutFragment).removingPercentEncoding ?? String(withoutFragment)

@@ -85,6 +85,10 @@ final class ResponseDelegate: HTTPClientResponseDelegate, Sendable {
             if let sent = sentValidator, sent.hasPrefix("\""), let etag = headers.first(name: "etag"), etag != sent {
                 return eventLoop.makeFailedFuture(RangeMismatch(reason: "ETag changed from \(sent) to \(etag)"))
             }
+            if requestedOffset == 0 {
+                // A 206 from the first byte (to a request without Range): resumable only with its record.
+                sink.restart(record: record(from: headers, expected: range.total))
+            }
             state.withLockedValue {
                 $0.writing = true
                 $0.expectedTotal = range.total
