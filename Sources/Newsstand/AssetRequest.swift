@@ -32,13 +32,16 @@ public struct AssetRequest: Sendable, Hashable {
 
     /// True when `text` is exactly 64 hexadecimal digits.
     public static func isValidSHA256(_ text: String) -> Bool {
-        text.utf8.count == 64 && text.utf8.allSatisfy { ($0 >= 48 && $0 <= 57) || ($0 | 0x20 >= 97 && $0 | 0x20 <= 102) }
+        text.utf8.count == 64
+            && text.utf8.allSatisfy { ($0 >= 48 && $0 <= 57) || ($0 | 0x20 >= 97 && $0 | 0x20 <= 102) }
     }
 
     func validate() throws {
         _ = try AssetRequest.parseURL(url.absoluteString)
         if let sha256, !AssetRequest.isValidSHA256(sha256) {
-            throw NewsstandError(.invalidChecksum, "\(sha256.debugDescription) is not a SHA-256 (64 hexadecimal digits) for \(url.absoluteString)")
+            throw NewsstandError(
+                .invalidChecksum,
+                "\(sha256.debugDescription) is not a SHA-256 (64 hexadecimal digits) for \(url.absoluteString)")
         }
     }
 

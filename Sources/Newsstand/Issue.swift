@@ -54,7 +54,9 @@ public struct Issue: Codable, Sendable, Hashable, Identifiable {
         var allComplete = true
         for asset in assets {
             // A downloaded archive still waiting to be unpacked is work in progress too.
-            if inFlight.contains(asset.id) || asset.state == .downloading || (asset.state == .downloaded && !asset.isComplete) {
+            if inFlight.contains(asset.id) || asset.state == .downloading
+                || (asset.state == .downloaded && !asset.isComplete)
+            {
                 anyInFlight = true
             }
             if asset.state == .failed { anyFailed = true }

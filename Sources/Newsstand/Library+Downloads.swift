@@ -121,8 +121,10 @@ extension Library {
                         if asset.state != .downloaded { manifest.issues[i].assets[a].state = .downloading }
                         manifest.issues[i].assets[a].error = nil
                         if !pending.contains(asset.id) { manifest.pendingDownloads.append(asset.id) }
-                        items.append(WorkItem(asset: manifest.issues[i].assets[a], issueName: manifest.issues[i].name,
-                                              folderName: manifest.issues[i].folderName))
+                        items.append(
+                            WorkItem(
+                                asset: manifest.issues[i].assets[a], issueName: manifest.issues[i].name,
+                                folderName: manifest.issues[i].folderName))
                         changed = true
                     }
                     if changed { touched.append(i) }
@@ -157,7 +159,8 @@ extension Library {
 
         // `jobs` transfers at a time. Flushing, placing and unpacking a finished asset take a slot of their
         // own, so the next transfer starts while the previous file is still being flushed to disk.
-        let phases = Phases(network: AsyncSemaphore(permits: options.jobs), finishing: AsyncSemaphore(permits: options.jobs))
+        let phases = Phases(
+            network: AsyncSemaphore(permits: options.jobs), finishing: AsyncSemaphore(permits: options.jobs))
         await withTaskGroup(of: (String, Outcome).self) { group in
             for item in items {
                 let task = Task { [self] in
@@ -165,7 +168,11 @@ extension Library {
                 }
                 activeTasks[item.asset.id] = task
                 group.addTask {
-                    let outcome = await withTaskCancellationHandler { await task.value } onCancel: { task.cancel() }
+                    let outcome = await withTaskCancellationHandler {
+                        await task.value
+                    } onCancel: {
+                        task.cancel()
+                    }
                     return (item.asset.id, outcome)
                 }
             }
@@ -185,10 +192,11 @@ extension Library {
             }
         }
         if Task.isCancelled {
-            summary.interrupted.append(contentsOf: items.map(\.asset.id).filter {
-                !summary.finished.contains($0) && summary.failed[$0] == nil && !summary.skipped.contains($0)
-                    && !summary.interrupted.contains($0)
-            })
+            summary.interrupted.append(
+                contentsOf: items.map(\.asset.id).filter {
+                    !summary.finished.contains($0) && summary.failed[$0] == nil && !summary.skipped.contains($0)
+                        && !summary.interrupted.contains($0)
+                })
         }
         return summary
     }
@@ -227,7 +235,9 @@ extension Library {
             // Another process may have finished (or removed) it between our selection and our lock.
             let store = self.store
             let latest = try await runBlocking { try store.load() }
-            guard let at = latest.location(ofAsset: id), !latest.issues[at.issue].isBeingRemoved else { return .removed }
+            guard let at = latest.location(ofAsset: id), !latest.issues[at.issue].isBeingRemoved else {
+                return .removed
+            }
             var asset = latest.issues[at.issue].assets[at.asset]
             if asset.isComplete {
                 emit(.finished(asset))
@@ -235,7 +245,8 @@ extension Library {
             }
             let completed = layout.completedFile(id)
             var record = ResumeRecord.load(layout.resumeRecord(id))
-            if !POSIX.exists(completed), !Library.alreadyPlaced(record, id: id, layout: layout, folder: item.folderName) {
+            if !POSIX.exists(completed), !Library.alreadyPlaced(record, id: id, layout: layout, folder: item.folderName)
+            {
                 let job = DownloadEngine.Job(
                     assetID: id, url: asset.url, sha256: asset.sha256, partialPath: layout.partialFile(id),
                     recordPath: layout.resumeRecord(id))
@@ -244,7 +255,8 @@ extension Library {
                     try Task.checkCancellation()
                     return try await engine.fetch(job) { progress in
                         switch progress {
-                        case .started(let from, let expected): emit(.started(resumingFrom: from, expectedBytes: expected))
+                        case .started(let from, let expected):
+                            emit(.started(resumingFrom: from, expectedBytes: expected))
                         case .bytes(let received, let expected, let rate):
                             emit(.progress(receivedBytes: received, expectedBytes: expected, bytesPerSecond: rate))
                         case .retrying(let attempt, let delay, let reason):
@@ -280,7 +292,9 @@ extension Library {
             if error.code == .removed { return .removed }
             return await fail(item, error, fetched: fetched, emit: emit)
         } catch {
-            return await fail(item, NewsstandError(.io, "\(item.asset.url.absoluteString): \(error)", underlying: error), fetched: fetched, emit: emit)
+            return await fail(
+                item, NewsstandError(.io, "\(item.asset.url.absoluteString): \(error)", underlying: error),
+                fetched: fetched, emit: emit)
         }
     }
 
@@ -361,7 +375,9 @@ extension Library {
                         try mergeStaging(staging, into: content)
                         guard keep else { return nil }
                         var updated = record ?? ResumeRecord(url: archived.url.absoluteString)
-                        return try Library.placeFile(completed, named: FileNaming.name(for: archived, record: record), in: content) { chosen in
+                        return try Library.placeFile(
+                            completed, named: FileNaming.name(for: archived, record: record), in: content
+                        ) { chosen in
                             updated.placedAs = chosen
                             try updated.save(layout.resumeRecord(id))
                         }
@@ -369,7 +385,8 @@ extension Library {
                 } catch let error as ArchiveError {
                     try? Library.removeTree(staging)
                     throw NewsstandError(
-                        error.kind == .unsafeEntry || error.kind == .unsupportedEntryType ? .unsafeArchiveEntry : .unpackFailed,
+                        error.kind == .unsafeEntry || error.kind == .unsupportedEntryType
+                            ? .unsafeArchiveEntry : .unpackFailed,
                         "cannot unpack \(archived.url.absoluteString) into \(item.issueName.debugDescription): \(error)",
                         underlying: error)
                 } catch {
@@ -391,7 +408,8 @@ extension Library {
         // A plain file (or an archive kept whole). The chosen name goes into the resume record before the
         // move, so a crash between the move and the manifest write is recognised on resume.
         let name: String
-        if let placed = record?.placedAs, Library.alreadyPlaced(record, id: id, layout: layout, folder: item.folderName) {
+        if let placed = record?.placedAs, Library.alreadyPlaced(record, id: id, layout: layout, folder: item.folderName)
+        {
             name = placed
         } else {
             let candidate = FileNaming.name(for: asset, record: record)
@@ -506,5 +524,5 @@ extension Manifest {
 }
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif

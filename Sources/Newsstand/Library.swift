@@ -52,7 +52,9 @@ public actor Library {
             do {
                 try FileManager.default.createDirectory(atPath: layout.root, withIntermediateDirectories: true)
             } catch {
-                throw NewsstandError(.libraryUnavailable, "cannot create library folder \(layout.root): \(error.localizedDescription)", underlying: error)
+                throw NewsstandError(
+                    .libraryUnavailable, "cannot create library folder \(layout.root): \(error.localizedDescription)",
+                    underlying: error)
             }
             return try store.load()
         }
@@ -260,11 +262,16 @@ public actor Library {
             throw NewsstandError(.invalidIssueName, "an issue name cannot be empty")
         }
         if name.utf8.count > maxNameLength {
-            throw NewsstandError(.invalidIssueName, "the issue name is \(name.utf8.count) bytes long; at most \(maxNameLength) are allowed")
+            throw NewsstandError(
+                .invalidIssueName,
+                "the issue name is \(name.utf8.count) bytes long; at most \(maxNameLength) are allowed")
         }
         if let bad = name.unicodeScalars.first(where: { $0.properties.generalCategory == .control }) {
             let hex = String(bad.value, radix: 16, uppercase: true)
-            throw NewsstandError(.invalidIssueName, "the issue name \(name.debugDescription) contains a control character (U+\(String(repeating: "0", count: max(0, 4 - hex.count)))\(hex))")
+            throw NewsstandError(
+                .invalidIssueName,
+                "the issue name \(name.debugDescription) contains a control character (U+\(String(repeating: "0", count: max(0, 4 - hex.count)))\(hex))"
+            )
         }
     }
 
@@ -276,8 +283,7 @@ public actor Library {
         let taken = Set(manifest.issues.lazy.map { $0.folderName.lowercased() })
         var candidate = base
         var n = 2
-        while taken.contains(candidate.value.lowercased()) || POSIX.exists(layout.contentFolder(candidate.value))
-        {
+        while taken.contains(candidate.value.lowercased()) || POSIX.exists(layout.contentFolder(candidate.value)) {
             candidate = base.withSuffix(n)
             n += 1
         }

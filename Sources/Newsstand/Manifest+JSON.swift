@@ -9,26 +9,34 @@ extension Manifest {
         let root: JSONValue
         do {
             root = try data.withUnsafeBytes { raw in
-                try JSONReader.parse(UnsafeBufferPointer(start: raw.baseAddress?.assumingMemoryBound(to: UInt8.self), count: raw.count))
+                try JSONReader.parse(
+                    UnsafeBufferPointer(start: raw.baseAddress?.assumingMemoryBound(to: UInt8.self), count: raw.count))
             }
         } catch {
-            throw NewsstandError(.manifestUnreadable, "\(path) is not a valid library manifest (\(error)); it was left untouched", underlying: error)
+            throw NewsstandError(
+                .manifestUnreadable, "\(path) is not a valid library manifest (\(error)); it was left untouched",
+                underlying: error)
         }
         do {
             guard case .object(let object) = root else { throw ManifestShapeError("the document is not an object") }
-            guard case .integer(let version)? = object["version"] else { throw ManifestShapeError("no integer \"version\"") }
+            guard case .integer(let version)? = object["version"] else {
+                throw ManifestShapeError("no integer \"version\"")
+            }
             guard version >= 1 else { throw ManifestShapeError("\"version\" \(version) is not a valid version") }
             guard version <= Int64(currentVersion) else {
                 throw NewsstandError(
                     .manifestFromNewerVersion,
-                    "\(path) has version \(version), newer than this issues understands (\(currentVersion)); it was left untouched")
+                    "\(path) has version \(version), newer than this issues understands (\(currentVersion)); it was left untouched"
+                )
             }
             var manifest = Manifest()
             manifest.issues = try object.array("issues", at: "").enumerated().map { index, value in
                 try Issue(json: value, at: "issues[\(index)]")
             }
             manifest.pendingDownloads = try object.array("pendingDownloads", at: "").enumerated().map { index, value in
-                guard case .string(let id) = value else { throw ManifestShapeError("pendingDownloads[\(index)] is not a string") }
+                guard case .string(let id) = value else {
+                    throw ManifestShapeError("pendingDownloads[\(index)] is not a string")
+                }
                 return id
             }
             try manifest.validate(path: path)
@@ -36,7 +44,9 @@ extension Manifest {
         } catch let error as NewsstandError {
             throw error
         } catch {
-            throw NewsstandError(.manifestUnreadable, "\(path) is not a valid library manifest (\(error)); it was left untouched", underlying: error)
+            throw NewsstandError(
+                .manifestUnreadable, "\(path) is not a valid library manifest (\(error)); it was left untouched",
+                underlying: error)
         }
     }
 
@@ -71,10 +81,13 @@ extension Manifest {
         var ids = Set<String>()
         for issue in issues {
             guard names.insert(issue.name).inserted, folders.insert(issue.folderName).inserted else {
-                throw NewsstandError(.manifestUnreadable, "\(path) lists issue \(issue.name.debugDescription) or its folder twice; it was left untouched")
+                throw NewsstandError(
+                    .manifestUnreadable,
+                    "\(path) lists issue \(issue.name.debugDescription) or its folder twice; it was left untouched")
             }
             for asset in issue.assets where !ids.insert(asset.id).inserted {
-                throw NewsstandError(.manifestUnreadable, "\(path) lists asset \(asset.id) twice; it was left untouched")
+                throw NewsstandError(
+                    .manifestUnreadable, "\(path) lists asset \(asset.id) twice; it was left untouched")
             }
         }
     }
@@ -87,7 +100,9 @@ struct ManifestShapeError: Error, CustomStringConvertible {
 
 extension Dictionary where Key == String, Value == JSONValue {
     func string(_ key: String, at path: String) throws -> String {
-        guard case .string(let value)? = self[key] else { throw ManifestShapeError("\(path).\(key) is missing or not a string") }
+        guard case .string(let value)? = self[key] else {
+            throw ManifestShapeError("\(path).\(key) is missing or not a string")
+        }
         return value
     }
 
@@ -129,14 +144,18 @@ extension Issue {
         guard case .object(let object) = json else { throw ManifestShapeError("\(path) is not an object") }
         let name = try object.string("name", at: path)
         let dateText = try object.string("date", at: path)
-        guard let date = IssueDate(dateText) else { throw ManifestShapeError("\(path).date \(dateText.debugDescription) is not a YYYY-MM-DD date") }
+        guard let date = IssueDate(dateText) else {
+            throw ManifestShapeError("\(path).date \(dateText.debugDescription) is not a YYYY-MM-DD date")
+        }
         let folder = try object.string("folder", at: path)
         guard SafePathComponent(validating: folder) != nil, !LibraryLayout.isReserved(folder) else {
             throw ManifestShapeError("\(path).folder \(folder.debugDescription) is not a safe folder name")
         }
         self.init(name: name, date: date, folderName: folder)
         let statusText = try object.string("status", at: path)
-        guard let status = Status(rawValue: statusText) else { throw ManifestShapeError("\(path).status \(statusText.debugDescription) is unknown") }
+        guard let status = Status(rawValue: statusText) else {
+            throw ManifestShapeError("\(path).status \(statusText.debugDescription) is unknown")
+        }
         self.status = status
         self.assets = try object.array("assets", at: path, optional: true).enumerated().map { index, value in
             try AssetDownload(json: value, at: "\(path).assets[\(index)]")
@@ -173,12 +192,20 @@ extension AssetDownload {
     init(json: JSONValue, at path: String) throws {
         guard case .object(let object) = json else { throw ManifestShapeError("\(path) is not an object") }
         let id = try object.string("id", at: path)
-        guard SafePathComponent(validating: id) != nil else { throw ManifestShapeError("\(path).id \(id.debugDescription) is not a safe identifier") }
+        guard SafePathComponent(validating: id) != nil else {
+            throw ManifestShapeError("\(path).id \(id.debugDescription) is not a safe identifier")
+        }
         let urlText = try object.string("url", at: path)
-        guard let url = URL(string: urlText) else { throw ManifestShapeError("\(path).url \(urlText.debugDescription) is not a URL") }
-        self.init(id: id, url: url, sha256: try object.optionalString("sha256", at: path), unpack: try object.optionalBool("unpack", at: path) ?? true)
+        guard let url = URL(string: urlText) else {
+            throw ManifestShapeError("\(path).url \(urlText.debugDescription) is not a URL")
+        }
+        self.init(
+            id: id, url: url, sha256: try object.optionalString("sha256", at: path),
+            unpack: try object.optionalBool("unpack", at: path) ?? true)
         let stateText = try object.string("state", at: path)
-        guard let state = State(rawValue: stateText) else { throw ManifestShapeError("\(path).state \(stateText.debugDescription) is unknown") }
+        guard let state = State(rawValue: stateText) else {
+            throw ManifestShapeError("\(path).state \(stateText.debugDescription) is unknown")
+        }
         self.state = state
         self.receivedBytes = try object.optionalInteger("receivedBytes", at: path) ?? 0
         self.expectedBytes = try object.optionalInteger("expectedBytes", at: path)
@@ -195,7 +222,9 @@ extension AssetDownload {
         if case .object(let info)? = object["userInfo"] {
             var userInfo: [String: String] = [:]
             for (key, value) in info {
-                guard case .string(let text) = value else { throw ManifestShapeError("\(path).userInfo.\(key) is not a string") }
+                guard case .string(let text) = value else {
+                    throw ManifestShapeError("\(path).userInfo.\(key) is not a string")
+                }
                 userInfo[key] = text
             }
             self.userInfo = userInfo

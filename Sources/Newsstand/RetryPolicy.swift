@@ -15,7 +15,8 @@ public struct RetryPolicy: Sendable, Hashable {
 
     /// Creates a policy.
     public init(
-        maxAttemptsWithoutProgress: Int = 6, baseDelay: Duration = .milliseconds(500), maxDelay: Duration = .seconds(30),
+        maxAttemptsWithoutProgress: Int = 6, baseDelay: Duration = .milliseconds(500),
+        maxDelay: Duration = .seconds(30),
         maxRetryAfter: Duration = .seconds(120)
     ) {
         self.maxAttemptsWithoutProgress = max(1, maxAttemptsWithoutProgress)

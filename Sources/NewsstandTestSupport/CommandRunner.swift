@@ -1,7 +1,7 @@
 import Foundation
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// What a finished command printed and how it exited; stdout and stderr are kept apart because the
@@ -21,7 +21,9 @@ public enum CommandRunner {
         if let path = ProcessInfo.processInfo.environment["ISSUES_BINARY"] { return path }
         let candidates = [
             Bundle.main.bundleURL.appendingPathComponent("issues").path,
-            URL(fileURLWithPath: CommandLine.arguments.first ?? "").deletingLastPathComponent().appendingPathComponent("issues").path,
+            URL(fileURLWithPath: CommandLine.arguments.first ?? "").deletingLastPathComponent().appendingPathComponent(
+                "issues"
+            ).path,
             packageRoot.appendingPathComponent(".build/debug/issues").path,
         ]
         return candidates.first { FileManager.default.isExecutableFile(atPath: $0) } ?? candidates[2]
@@ -29,7 +31,8 @@ public enum CommandRunner {
 
     /// The package's root folder (from this file's compile-time path).
     public static var packageRoot: URL {
-        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
     }
 
     /// A child environment with no proxies (tests talk to 127.0.0.1 only) and the given extras.
@@ -52,7 +55,9 @@ public enum CommandRunner {
 
     /// Runs a program and waits; output goes through temporary files, so a chatty child cannot
     /// dead-lock on a full pipe.
-    public static func run(_ executable: String, _ arguments: [String], environment: [String: String]? = nil, stdin: String? = nil)
+    public static func run(
+        _ executable: String, _ arguments: [String], environment: [String: String]? = nil, stdin: String? = nil
+    )
         throws -> CommandResult
     {
         let process = try start(executable, arguments, environment: environment, stdin: stdin)
@@ -61,7 +66,9 @@ public enum CommandRunner {
     }
 
     /// Starts a program without waiting (for `kill -9` tests).
-    public static func start(_ executable: String, _ arguments: [String], environment: [String: String]? = nil, stdin: String? = nil)
+    public static func start(
+        _ executable: String, _ arguments: [String], environment: [String: String]? = nil, stdin: String? = nil
+    )
         throws -> RunningCommand
     {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("cmd-\(UUID().uuidString)")

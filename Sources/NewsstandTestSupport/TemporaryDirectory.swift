@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 
 /// A fresh folder under the system's temporary directory, deleted when `body` returns or throws.
@@ -39,5 +40,3 @@ public func patternBytes(count: Int, seed: UInt64 = 0x9E37_79B9_7F4A_7C15) -> [U
     }
     return out
 }
-
-import Crypto

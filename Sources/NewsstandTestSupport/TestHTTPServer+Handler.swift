@@ -5,11 +5,11 @@ import NIOPosix
 import Synchronization
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// Answers the requests of one connection.
@@ -135,7 +135,10 @@ final class TestHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
             body = buffer
         }
         context.write(
-            wrapOutboundOut(.head(HTTPResponseHead(version: responseVersion(head.version), status: response.status, headers: headers))),
+            wrapOutboundOut(
+                .head(
+                    HTTPResponseHead(version: responseVersion(head.version), status: response.status, headers: headers))
+            ),
             promise: nil
         )
         // HEAD answers carry the same headers but never a body (the encoder would reject one).
@@ -154,7 +157,8 @@ final class TestHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
         faults: Faults
     ) {
         var keepAlive = head.isKeepAlive
-        let etag: String? = faults.omitValidators ? nil : (faults.weakETag ? "W/" + representation.etag : representation.etag)
+        let etag: String? =
+            faults.omitValidators ? nil : (faults.weakETag ? "W/" + representation.etag : representation.etag)
         let lastModified: Int64? = faults.omitValidators ? nil : representation.lastModified
         let size = representation.size
 
@@ -213,7 +217,8 @@ final class TestHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
             sendSimple(
                 context: context,
                 head: head,
-                response: SimpleResponse(status: .rangeNotSatisfiable, headers: rangeHeaders.map { ($0.name, $0.value) })
+                response: SimpleResponse(
+                    status: .rangeNotSatisfiable, headers: rangeHeaders.map { ($0.name, $0.value) })
             )
             return
         case .full:
@@ -237,7 +242,8 @@ final class TestHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
             headers.add(name: name, value: value)
         }
         context.write(
-            wrapOutboundOut(.head(HTTPResponseHead(version: responseVersion(head.version), status: status, headers: headers))),
+            wrapOutboundOut(
+                .head(HTTPResponseHead(version: responseVersion(head.version), status: status, headers: headers))),
             promise: nil
         )
 
@@ -283,7 +289,8 @@ final class TestHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
             return
         }
         let count = Int(min(Int64(stream.chunkSize), stream.stopAfter - stream.sent))
-        let pending = stream.prefetched ?? readChunk(stream: stream, at: stream.sent, count: count, eventLoop: context.eventLoop)
+        let pending =
+            stream.prefetched ?? readChunk(stream: stream, at: stream.sent, count: count, eventLoop: context.eventLoop)
         stream.prefetched = nil
         pending.assumeIsolated().whenComplete { result in
             guard case .success(let chunk) = result else {
@@ -295,7 +302,8 @@ final class TestHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
             let next = stream.sent + Int64(count)
             if case .file = stream.source, stream.bytesPerSecond == nil, next < stream.stopAfter {
                 let nextCount = Int(min(Int64(stream.chunkSize), stream.stopAfter - next))
-                stream.prefetched = self.readChunk(stream: stream, at: next, count: nextCount, eventLoop: context.eventLoop)
+                stream.prefetched = self.readChunk(
+                    stream: stream, at: next, count: nextCount, eventLoop: context.eventLoop)
             }
             context.writeAndFlush(self.wrapOutboundOut(.body(.byteBuffer(chunk)))).assumeIsolated().whenComplete {
                 written in
@@ -508,9 +516,9 @@ final class OpenFile: Sendable {
                 continue
             }
             #if canImport(Darwin)
-            let mtime = info.st_mtimespec
+                let mtime = info.st_mtimespec
             #else
-            let mtime = info.st_mtim
+                let mtime = info.st_mtim
             #endif
             return OpenedFile(
                 file: OpenFile(descriptor: fd),

@@ -97,7 +97,8 @@ public final class TestHTTPServer: Sendable {
         let content = StoredContent(
             bytes: buffer,
             etag: etag ?? HTTPSemantics.contentETag(bytes),
-            lastModified: lastModified.map { Int64($0.timeIntervalSince1970.rounded(.down)) } ?? Self.defaultLastModified,
+            lastModified: lastModified.map { Int64($0.timeIntervalSince1970.rounded(.down)) }
+                ?? Self.defaultLastModified,
             contentType: contentType
         )
         let key = Self.normalize(path)

@@ -3,7 +3,7 @@ import Foundation
 import Newsstand
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 @main

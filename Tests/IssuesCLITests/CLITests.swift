@@ -14,14 +14,19 @@ import Testing
 
     @Test func addListShowPathRemove() async throws {
         try await withTemporaryDirectory { lib in
-            var r = try run(["add", "The Daily 2026-11-20", "--date", "2026-11-20", "--asset", "http://127.0.0.1:9/a.pdf"], lib)
+            var r = try run(
+                ["add", "The Daily 2026-11-20", "--date", "2026-11-20", "--asset", "http://127.0.0.1:9/a.pdf"], lib)
             #expect(r.status == 0, "\(r.stderr)")
             #expect(r.stdout.contains("The Daily 2026-11-20"))
             r = try run(["add", "Weekly 47", "--date", "2026-11-22"], lib)
             #expect(r.status == 0)
             r = try run(["add", "Archive 1999", "--date", "1999-01-01"], lib)
             #expect(r.status == 0)
-            r = try run(["add-asset", "Weekly 47", "https://127.0.0.1:9/w.zip", "--sha256", String(repeating: "ab", count: 32), "--no-unpack"], lib)
+            r = try run(
+                [
+                    "add-asset", "Weekly 47", "https://127.0.0.1:9/w.zip", "--sha256",
+                    String(repeating: "ab", count: 32), "--no-unpack",
+                ], lib)
             #expect(r.status == 0)
             let id = r.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
             #expect(id.count == 12 && id.allSatisfy(\.isHexDigit))
@@ -30,18 +35,25 @@ import Testing
             #expect(r.status == 0)
             let lines = r.stdout.split(separator: "\n")
             #expect(lines.first?.hasPrefix("NAME") == true)
-            #expect(lines.dropFirst().map { $0.split(separator: " ").first.map(String.init) ?? "" } == ["Weekly", "The", "Archive"])
+            #expect(
+                lines.dropFirst().map { $0.split(separator: " ").first.map(String.init) ?? "" } == [
+                    "Weekly", "The", "Archive",
+                ])
 
             r = try run(["list", "--json"], lib)
             let list = try #require(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [[String: Any]])
             #expect(list.map { $0["name"] as? String } == ["Weekly 47", "The Daily 2026-11-20", "Archive 1999"])
             for issue in list {
-                for key in ["name", "date", "status", "directory", "assets"] { #expect(issue[key] != nil, "missing \(key)") }
+                for key in ["name", "date", "status", "directory", "assets"] {
+                    #expect(issue[key] != nil, "missing \(key)")
+                }
                 #expect((issue["directory"] as? String)?.hasPrefix(lib.path + "/") == true)
             }
             let weekly = try #require(list.first?["assets"] as? [[String: Any]])
             let asset = try #require(weekly.first)
-            for key in ["id", "url", "state", "receivedBytes", "expectedBytes", "error"] { #expect(asset.keys.contains(key), "missing \(key)") }
+            for key in ["id", "url", "state", "receivedBytes", "expectedBytes", "error"] {
+                #expect(asset.keys.contains(key), "missing \(key)")
+            }
             #expect(asset["id"] as? String == id)
             #expect(asset["state"] as? String == "pending")
             #expect(asset["expectedBytes"] is NSNull)
@@ -114,7 +126,10 @@ import Testing
             #expect(r.stderr.hasPrefix("error: ") || r.stderr.hasPrefix("Error: "), "\(r.stderr)")
             #expect(!r.stderr.contains("Fatal error"))
             #expect(manifestBytes(lib) == before)
-            #expect(try FileManager.default.contentsOfDirectory(atPath: lib.path).sorted() == [".lock", "Existing", "library.json"])
+            #expect(
+                try FileManager.default.contentsOfDirectory(atPath: lib.path).sorted() == [
+                    ".lock", "Existing", "library.json",
+                ])
         }
     }
 
@@ -176,7 +191,8 @@ import Testing
     @Test func libraryLocationResolution() async throws {
         try await withTemporaryDirectory { root in
             let env = root.appendingPathComponent("from-env")
-            var r = try CommandRunner.issues(["add", "E", "--date", "2026-11-20"], library: nil, environment: ["ISSUES_LIBRARY": env.path])
+            var r = try CommandRunner.issues(
+                ["add", "E", "--date", "2026-11-20"], library: nil, environment: ["ISSUES_LIBRARY": env.path])
             #expect(r.status == 0)
             #expect(FileManager.default.fileExists(atPath: env.appendingPathComponent("library.json").path))
             let xdg = root.appendingPathComponent("xdg")
@@ -188,7 +204,9 @@ import Testing
             r = try CommandRunner.issues(["path", "X"], library: nil, environment: extra)
             #expect(r.status == 1)  // a different, empty library
             r = try CommandRunner.issues(["add", "H", "--date", "2026-11-20"], library: nil, environment: extra)
-            #expect(FileManager.default.fileExists(atPath: root.appendingPathComponent("home/.local/share/issues/library.json").path))
+            #expect(
+                FileManager.default.fileExists(
+                    atPath: root.appendingPathComponent("home/.local/share/issues/library.json").path))
         }
     }
 
@@ -235,5 +253,5 @@ import Testing
 }
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif

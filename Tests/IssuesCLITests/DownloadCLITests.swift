@@ -3,7 +3,7 @@ import NewsstandTestSupport
 import Testing
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// `issues download` / `resume` as real processes against the NIO test server: kill -9, Ctrl-C,
@@ -53,7 +53,11 @@ import Glibc
             server.serve("/missing.pdf", bytes: [])
             server.setFaults("/missing.pdf", Faults(status: 404))
             try await withTemporaryDirectory { lib in
-                _ = try run(["add", "Mixed", "--date", "2026-11-20", "--asset", server.url("/a.pdf"), "--asset", server.url("/missing.pdf")], lib)
+                _ = try run(
+                    [
+                        "add", "Mixed", "--date", "2026-11-20", "--asset", server.url("/a.pdf"), "--asset",
+                        server.url("/missing.pdf"),
+                    ], lib)
                 let r = try run(["download", "--jobs", "2"], lib)
                 #expect(r.status == 1)
                 #expect(r.stdout.contains("1 done, 1 failed"), "\(r.stdout)")
@@ -102,7 +106,9 @@ import Glibc
                 // Bytes the server handed to the kernel that the killed process never wrote are the only
                 // ones fetched twice: at most a socket buffer's worth.
                 #expect(sent <= body.count + (512 << 10), "server sent \(sent) for \(body.count) bytes")
-                #expect(server.requests("/episode.mp3").last?.header("range") == "bytes=\(onDisk)-" || sent <= body.count + (512 << 10))
+                #expect(
+                    server.requests("/episode.mp3").last?.header("range") == "bytes=\(onDisk)-"
+                        || sent <= body.count + (512 << 10))
                 #expect(try showJSON("Podcast 12", lib)["status"] as? String == "available")
             }
         }
@@ -138,17 +144,27 @@ import Glibc
         try await withTestServer { server in
             let body = patternBytes(count: 30_000, seed: 77)
             server.serve("/via-proxy.bin", bytes: body)
-            let script = CommandRunner.packageRoot.appendingPathComponent("Tests/IssuesCLITests/Fixtures/connect_proxy.py").path
-            let proxy = try CommandRunner.start("/usr/bin/env", ["python3", script, "--target-port", "\(server.port)", "--lifetime", "60"])
+            let script = CommandRunner.packageRoot.appendingPathComponent(
+                "Tests/IssuesCLITests/Fixtures/connect_proxy.py"
+            ).path
+            let proxy = try CommandRunner.start(
+                "/usr/bin/env", ["python3", script, "--target-port", "\(server.port)", "--lifetime", "60"])
             defer { proxy.send(SIGTERM) }
             let portFile = proxy.stdoutPath
             try await waitFor("the proxy's port", while: proxy) {
                 ((try? String(contentsOfFile: portFile, encoding: .utf8)) ?? "").contains("\n")
             }
-            let port = try #require(Int((try String(contentsOfFile: portFile, encoding: .utf8)).split(separator: "\n").first ?? ""))
+            let port = try #require(
+                Int((try String(contentsOfFile: portFile, encoding: .utf8)).split(separator: "\n").first ?? ""))
             try await withTemporaryDirectory { lib in
-                _ = try run(["add", "Proxied", "--date", "2026-11-20", "--asset", "http://issues-proxy-test.invalid/via-proxy.bin"], lib)
-                let r = try CommandRunner.issues(["download", "--retries", "1"], library: lib, environment: ["http_proxy": "http://127.0.0.1:\(port)"])
+                _ = try run(
+                    [
+                        "add", "Proxied", "--date", "2026-11-20", "--asset",
+                        "http://issues-proxy-test.invalid/via-proxy.bin",
+                    ], lib)
+                let r = try CommandRunner.issues(
+                    ["download", "--retries", "1"], library: lib,
+                    environment: ["http_proxy": "http://127.0.0.1:\(port)"])
                 #expect(r.status == 0, "\(r.stderr)")
                 #expect(try Data(contentsOf: lib.appendingPathComponent("Proxied/via-proxy.bin")) == Data(body))
                 let log = try String(contentsOfFile: portFile, encoding: .utf8)
@@ -173,7 +189,9 @@ import Glibc
                 let before = try Data(contentsOf: lib.appendingPathComponent("library.json"))
                 // A file-size limit of 256 blocks: writes past it fail with EFBIG, as on a full disk.
                 let script = "ulimit -f 256; exec \"$0\" download --library \"$1\""
-                let r = try CommandRunner.run("/bin/sh", ["-c", script, CommandRunner.issuesBinary, lib.path], environment: CommandRunner.environment())
+                let r = try CommandRunner.run(
+                    "/bin/sh", ["-c", script, CommandRunner.issuesBinary, lib.path],
+                    environment: CommandRunner.environment())
                 #expect(r.status == 1, "\(r.stderr)")
                 #expect(r.stderr.contains("error: asset"), "\(r.stderr)")
                 #expect(r.stderr.contains("File too large") || r.stderr.contains("No space"), "\(r.stderr)")
@@ -181,7 +199,9 @@ import Glibc
                 let issue = try showJSON("Huge", lib)
                 #expect(issue["status"] as? String == "failed")
                 let assets = try #require(issue["assets"] as? [[String: Any]])
-                #expect((assets.first?["error"] as? String)?.contains("huge.bin") == true || (assets.first?["error"] as? String)?.contains(".part") == true)
+                #expect(
+                    (assets.first?["error"] as? String)?.contains("huge.bin") == true
+                        || (assets.first?["error"] as? String)?.contains(".part") == true)
                 #expect(before.count > 0)
             }
         }
@@ -191,8 +211,10 @@ import Glibc
         try await withTemporaryDirectory { fixtures in
             let zip = fixtures.appendingPathComponent("issue.zip").path
             try ArchiveFixtures.write(
-                [.directory("pages/"), .file("pages/01 Cover.html", Array("<h1>Cover</h1>".utf8)),
-                 .file("images/東京.jpg", patternBytes(count: 5000)), .file("index.html", Array("<a>".utf8))],
+                [
+                    .directory("pages/"), .file("pages/01 Cover.html", Array("<h1>Cover</h1>".utf8)),
+                    .file("images/東京.jpg", patternBytes(count: 5000)), .file("index.html", Array("<a>".utf8)),
+                ],
                 format: .zip, to: zip)
             let tarball = fixtures.appendingPathComponent("extra.tgz").path
             try ArchiveFixtures.write([.file("extra/notes.txt", Array("notes".utf8))], format: .tarGzip, to: tarball)
@@ -201,19 +223,28 @@ import Glibc
                 server.serve("/extra", bytes: Array(try Data(contentsOf: URL(fileURLWithPath: tarball))))
                 server.serve("/kept.zip", bytes: Array(try Data(contentsOf: URL(fileURLWithPath: zip))))
                 try await withTemporaryDirectory { lib in
-                    _ = try run(["add", "Daily 1", "--date", "2026-11-20", "--asset", server.url("/download/7F3A.bin"), "--asset", server.url("/extra")], lib)
+                    _ = try run(
+                        [
+                            "add", "Daily 1", "--date", "2026-11-20", "--asset", server.url("/download/7F3A.bin"),
+                            "--asset", server.url("/extra"),
+                        ], lib)
                     _ = try run(["add-asset", "Daily 1", server.url("/kept.zip"), "--no-unpack"], lib)
                     let r = try run(["download"], lib)
                     #expect(r.status == 0, "\(r.stderr)")
                     let folder = lib.appendingPathComponent("Daily 1")
                     let files = try FileManager.default.subpathsOfDirectory(atPath: folder.path).sorted()
-                    #expect(files == ["extra", "extra/notes.txt", "images", "images/東京.jpg", "index.html", "kept.zip", "pages", "pages/01 Cover.html"])
+                    #expect(
+                        files == [
+                            "extra", "extra/notes.txt", "images", "images/東京.jpg", "index.html", "kept.zip", "pages",
+                            "pages/01 Cover.html",
+                        ])
                     let issue = try showJSON("Daily 1", lib)
                     #expect(issue["status"] as? String == "available")
                     let states = (issue["assets"] as? [[String: Any]])?.compactMap { $0["state"] as? String }
                     #expect(states == ["unpacked", "unpacked", "downloaded"])
                     // The unpacked archives are gone from the download area.
-                    let leftovers = try FileManager.default.contentsOfDirectory(atPath: lib.path + "/.downloads").filter { !$0.hasSuffix(".lock") }
+                    let leftovers = try FileManager.default.contentsOfDirectory(atPath: lib.path + "/.downloads").filter
+                    { !$0.hasSuffix(".lock") }
                     #expect(leftovers.isEmpty, "\(leftovers)")
                 }
             }
@@ -224,7 +255,8 @@ import Glibc
         try await withTemporaryDirectory { fixtures in
             let zip = fixtures.appendingPathComponent("slip.zip").path
             try ArchiveFixtures.write(
-                [.file("ok.txt", Array("fine".utf8)), .file("../../../sentinel-escape.txt", Array("pwned".utf8))], format: .zip, to: zip)
+                [.file("ok.txt", Array("fine".utf8)), .file("../../../sentinel-escape.txt", Array("pwned".utf8))],
+                format: .zip, to: zip)
             try await withTestServer { server in
                 server.serve("/slip.zip", bytes: Array(try Data(contentsOf: URL(fileURLWithPath: zip))))
                 try await withTemporaryDirectory { parent in
@@ -233,7 +265,9 @@ import Glibc
                     let r = try run(["download"], lib)
                     #expect(r.status == 1)
                     #expect(r.stderr.contains("cannot unpack"), "\(r.stderr)")
-                    #expect(try FileManager.default.contentsOfDirectory(atPath: lib.appendingPathComponent("Evil").path).isEmpty)
+                    #expect(
+                        try FileManager.default.contentsOfDirectory(atPath: lib.appendingPathComponent("Evil").path)
+                            .isEmpty)
                     #expect(try FileManager.default.contentsOfDirectory(atPath: parent.path) == ["lib"])
                     #expect(!FileManager.default.fileExists(atPath: "/sentinel-escape.txt"))
                     let issue = try showJSON("Evil", lib)
@@ -257,7 +291,9 @@ import Glibc
                     let r = try run(["download", "--max-unpacked-bytes", "\(8 << 20)"], lib)
                     #expect(r.status == 1)
                     #expect(r.stderr.contains("cannot unpack"), "\(r.stderr)")
-                    #expect(try FileManager.default.contentsOfDirectory(atPath: lib.appendingPathComponent("Bomb").path).isEmpty)
+                    #expect(
+                        try FileManager.default.contentsOfDirectory(atPath: lib.appendingPathComponent("Bomb").path)
+                            .isEmpty)
                 }
             }
         }
@@ -285,9 +321,12 @@ import Glibc
                     let resumed = try run(["resume"], lib)
                     #expect(resumed.status == 0, "\(resumed.stderr)")
                     let folder = lib.appendingPathComponent("Many")
-                    let files = try FileManager.default.subpathsOfDirectory(atPath: folder.path).filter { $0.hasSuffix(".txt") }
+                    let files = try FileManager.default.subpathsOfDirectory(atPath: folder.path).filter {
+                        $0.hasSuffix(".txt")
+                    }
                     #expect(files.count == 20_000)
-                    let sample = try String(contentsOf: folder.appendingPathComponent("d123/f12345.txt"), encoding: .utf8)
+                    let sample = try String(
+                        contentsOf: folder.appendingPathComponent("d123/f12345.txt"), encoding: .utf8)
                     #expect(sample.hasPrefix("file 12345\n"))
                     #expect(try showJSON("Many", lib)["status"] as? String == "available")
                     #expect(!FileManager.default.fileExists(atPath: staging))
@@ -303,15 +342,19 @@ import Glibc
 @Suite struct ProgressBarTests {
     @Test func terminalGetsLiveBars() async throws {
         let script = "/usr/bin/script"
-        try #require(FileManager.default.isExecutableFile(atPath: script), "util-linux `script` is needed to give the CLI a terminal")
+        try #require(
+            FileManager.default.isExecutableFile(atPath: script),
+            "util-linux `script` is needed to give the CLI a terminal")
         try await withTestServer { server in
             server.serve("/slow.bin", bytes: patternBytes(count: 1_500_000))
             server.setFaults("/slow.bin", Faults(bytesPerSecond: 1_000_000))
             try await withTemporaryDirectory { lib in
-                _ = try CommandRunner.issues(["add", "Slow", "--date", "2026-11-20", "--asset", server.url("/slow.bin")], library: lib)
+                _ = try CommandRunner.issues(
+                    ["add", "Slow", "--date", "2026-11-20", "--asset", server.url("/slow.bin")], library: lib)
                 let command = "'\(CommandRunner.issuesBinary)' download --library '\(lib.path)'"
                 // `script` runs the command on a pseudo-terminal and copies everything it printed.
-                let r = try CommandRunner.run(script, ["-qfec", command, "/dev/null"], environment: CommandRunner.environment(["TERM": "xterm"]))
+                let r = try CommandRunner.run(
+                    script, ["-qfec", command, "/dev/null"], environment: CommandRunner.environment(["TERM": "xterm"]))
                 #expect(r.status == 0, "\(r.stdout)")
                 #expect(r.stdout.contains("\u{1B}["), "cursor movement for redrawing the bars")
                 #expect(r.stdout.contains("ETA"), "\(r.stdout)")

@@ -1,5 +1,6 @@
 import Foundation
 import NewsstandTestSupport
+import Synchronization
 import Testing
 
 @testable import Newsstand
@@ -11,7 +12,8 @@ import Testing
     /// A library with fast retries, so fault tests do not wait on production backoff.
     func openLibrary(_ root: URL, limits: UnpackLimits = .default) async throws -> Library {
         var configuration = Library.Configuration()
-        configuration.retry = RetryPolicy(maxAttemptsWithoutProgress: 4, baseDelay: .milliseconds(20), maxDelay: .milliseconds(100))
+        configuration.retry = RetryPolicy(
+            maxAttemptsWithoutProgress: 4, baseDelay: .milliseconds(20), maxDelay: .milliseconds(100))
         configuration.unpackLimits = limits
         configuration.syncDownloads = false
         return try await Library.open(at: root, configuration: configuration)
@@ -24,7 +26,8 @@ import Testing
     ) async throws -> (Library, AssetDownload, [DownloadEvent], DownloadSummary) {
         let library = try await openLibrary(root, limits: limits)
         let url = try #require(URL(string: server.url(path)))
-        try await library.addIssue(named: "Issue", date: DownloadTests.date, assets: [AssetRequest(url: url, sha256: sha256, unpack: unpack)])
+        try await library.addIssue(
+            named: "Issue", date: DownloadTests.date, assets: [AssetRequest(url: url, sha256: sha256, unpack: unpack)])
         let events = EventLog()
         let summary = try await library.download(options: options) { events.append($0) }
         try await library.shutdown()
@@ -42,7 +45,8 @@ import Testing
             let body = patternBytes(count: 300_000)
             server.serve("/papers/report.pdf", bytes: body)
             try await withTemporaryDirectory { root in
-                let (library, asset, events, summary) = try await fetchOne(server, path: "/papers/report.pdf", root: root, sha256: sha256Hex(body))
+                let (library, asset, events, summary) = try await fetchOne(
+                    server, path: "/papers/report.pdf", root: root, sha256: sha256Hex(body))
                 #expect(summary.finished == [asset.id])
                 #expect(asset.state == .downloaded)
                 #expect(asset.fileName == "report.pdf")
@@ -53,7 +57,9 @@ import Testing
                 #expect(server.bodyBytesSent("/papers/report.pdf") == body.count)
                 #expect(events.contains { if case .finished = $0.kind { true } else { false } })
                 // Nothing is left in the library's work areas.
-                #expect(try FileManager.default.contentsOfDirectory(atPath: root.appendingPathComponent(".downloads").path).filter { !$0.hasSuffix(".lock") }.isEmpty)
+                #expect(
+                    try FileManager.default.contentsOfDirectory(atPath: root.appendingPathComponent(".downloads").path)
+                        .filter { !$0.hasSuffix(".lock") }.isEmpty)
             }
         }
     }
@@ -64,7 +70,8 @@ import Testing
             server.serve("/a.bin", bytes: body, etag: "\"a1\"")
             server.setFaults("/a.bin", Faults(cutAfterBytes: 400_000))
             try await withTemporaryDirectory { root in
-                let (library, asset, events, _) = try await fetchOne(server, path: "/a.bin", root: root, sha256: sha256Hex(body))
+                let (library, asset, events, _) = try await fetchOne(
+                    server, path: "/a.bin", root: root, sha256: sha256Hex(body))
                 #expect(asset.state == .downloaded)
                 #expect(try await contentFile(library, "a.bin") == body)
                 let requests = server.requests("/a.bin")
@@ -84,7 +91,8 @@ import Testing
             server.serve("/flaky.bin", bytes: body)
             server.setFaults("/flaky.bin", Faults(cutAfterBytes: 100_000, cutResponses: .max))
             try await withTemporaryDirectory { root in
-                let (library, asset, _, _) = try await fetchOne(server, path: "/flaky.bin", root: root, sha256: sha256Hex(body))
+                let (library, asset, _, _) = try await fetchOne(
+                    server, path: "/flaky.bin", root: root, sha256: sha256Hex(body))
                 #expect(asset.state == .downloaded)
                 #expect(try await contentFile(library, "flaky.bin") == body)
                 #expect(server.requestCount("/flaky.bin") == 6)
@@ -113,7 +121,8 @@ import Testing
             server.serve("/ir.bin", bytes: body)
             server.setFaults("/ir.bin", Faults(cutAfterBytes: 150_000, ignoreRange: true))
             try await withTemporaryDirectory { root in
-                let (library, asset, _, _) = try await fetchOne(server, path: "/ir.bin", root: root, sha256: sha256Hex(body))
+                let (library, asset, _, _) = try await fetchOne(
+                    server, path: "/ir.bin", root: root, sha256: sha256Hex(body))
                 #expect(asset.state == .downloaded)
                 #expect(try await contentFile(library, "ir.bin") == body)
                 #expect(server.requests("/ir.bin").last?.header("range") == "bytes=150000-")
@@ -135,7 +144,9 @@ import Testing
                 // The first attempt is cut; before the retry the publisher replaces the file.
                 let swapped = Flag()
                 let summary = try await library.download { event in
-                    if case .retrying = event.kind, swapped.setOnce() { server.serve("/c.bin", bytes: new, etag: "\"v2\"") }
+                    if case .retrying = event.kind, swapped.setOnce() {
+                        server.serve("/c.bin", bytes: new, etag: "\"v2\"")
+                    }
                 }
                 try await library.shutdown()
                 #expect(summary.finished.count == 1)
@@ -197,7 +208,9 @@ import Testing
         try await withTemporaryDirectory { root in
             let library = try await openLibrary(root)
             // Nothing listens on port 1 of the loopback address.
-            try await library.addIssue(named: "Issue", date: DownloadTests.date, assets: [AssetRequest(url: try #require(URL(string: "http://127.0.0.1:1/x.pdf")))])
+            try await library.addIssue(
+                named: "Issue", date: DownloadTests.date,
+                assets: [AssetRequest(url: try #require(URL(string: "http://127.0.0.1:1/x.pdf")))])
             let events = EventLog()
             let summary = try await library.download { events.append($0) }
             try await library.shutdown()
@@ -212,11 +225,13 @@ import Testing
         try await withTestServer { server in
             server.serve("/bad.bin", bytes: patternBytes(count: 50_000))
             try await withTemporaryDirectory { root in
-                let (library, asset, _, _) = try await fetchOne(server, path: "/bad.bin", root: root, sha256: String(repeating: "0", count: 64))
+                let (library, asset, _, _) = try await fetchOne(
+                    server, path: "/bad.bin", root: root, sha256: String(repeating: "0", count: 64))
                 #expect(asset.state == .failed)
                 #expect(asset.error?.contains("SHA-256") == true)
                 let issue = try #require(await library.issue(named: "Issue"))
-                #expect(try FileManager.default.contentsOfDirectory(atPath: library.contentURL(for: issue).path).isEmpty)
+                #expect(
+                    try FileManager.default.contentsOfDirectory(atPath: library.contentURL(for: issue).path).isEmpty)
                 #expect(library.bytesOnDisk(assetID: asset.id) == nil)
             }
         }
@@ -250,13 +265,15 @@ import Testing
             try await withTemporaryDirectory { root in
                 let library = try await openLibrary(root)
                 let url = try #require(URL(string: server.url("/done.bin")))
-                let issue = try await library.addIssue(named: "Issue", date: DownloadTests.date, assets: [AssetRequest(url: url)])
+                let issue = try await library.addIssue(
+                    named: "Issue", date: DownloadTests.date, assets: [AssetRequest(url: url)])
                 let id = try #require(issue.assets.first?.id)
                 // As if a crash hit after the last byte was written but before the file was moved.
                 let downloads = root.appendingPathComponent(".downloads")
                 try FileManager.default.createDirectory(at: downloads, withIntermediateDirectories: true)
                 try Data(body).write(to: downloads.appendingPathComponent("\(id).part"))
-                try ResumeRecord(url: url.absoluteString, etag: "\"e1\"", expectedBytes: 70_000).save(downloads.appendingPathComponent("\(id).resume.json").path)
+                try ResumeRecord(url: url.absoluteString, etag: "\"e1\"", expectedBytes: 70_000).save(
+                    downloads.appendingPathComponent("\(id).resume.json").path)
                 let summary = try await library.download()
                 try await library.shutdown()
                 #expect(summary.finished == [id])
@@ -273,7 +290,8 @@ import Testing
             server.serve("/nv.bin", bytes: body)
             server.setFaults("/nv.bin", Faults(cutAfterBytes: 30_000, omitValidators: true))
             try await withTemporaryDirectory { root in
-                let (library, asset, _, _) = try await fetchOne(server, path: "/nv.bin", root: root, sha256: sha256Hex(body))
+                let (library, asset, _, _) = try await fetchOne(
+                    server, path: "/nv.bin", root: root, sha256: sha256Hex(body))
                 #expect(asset.state == .downloaded)
                 #expect(try await contentFile(library, "nv.bin") == body)
                 #expect(server.requests("/nv.bin").last?.header("range") == nil)
@@ -292,14 +310,19 @@ import Testing
             server.setFaults("/nice", Faults(contentDisposition: "attachment; filename*=UTF-8''R%C3%A9sum%C3%A9.pdf"))
             try await withTemporaryDirectory { root in
                 let library = try await openLibrary(root)
-                let urls = try ["/x/a.bin", "/y/a.bin", "/evil", "/nice"].map { try #require(URL(string: server.url($0))) }
-                try await library.addIssue(named: "Issue", date: DownloadTests.date, assets: urls.map { AssetRequest(url: $0) })
+                let urls = try ["/x/a.bin", "/y/a.bin", "/evil", "/nice"].map {
+                    try #require(URL(string: server.url($0)))
+                }
+                try await library.addIssue(
+                    named: "Issue", date: DownloadTests.date, assets: urls.map { AssetRequest(url: $0) })
                 try await library.download(options: DownloadOptions(jobs: 1))
                 try await library.shutdown()
                 let issue = try #require(await library.issue(named: "Issue"))
                 let names = issue.assets.compactMap(\.fileName)
                 #expect(names == ["a.bin", "a (2).bin", "escape.txt", "Résumé.pdf"])
-                #expect(!FileManager.default.fileExists(atPath: root.deletingLastPathComponent().appendingPathComponent("escape.txt").path))
+                #expect(
+                    !FileManager.default.fileExists(
+                        atPath: root.deletingLastPathComponent().appendingPathComponent("escape.txt").path))
             }
         }
     }
@@ -321,7 +344,9 @@ import Testing
                 let summary = try await library.download(options: DownloadOptions(jobs: 8)) { events.append($0) }
                 try await library.shutdown()
                 #expect(summary.finished.count == 50)
-                let finishedOrder = events.all.compactMap { if case .finished = $0.kind { $0.url.lastPathComponent } else { nil } }
+                let finishedOrder = events.all.compactMap {
+                    if case .finished = $0.kind { $0.url.lastPathComponent } else { nil }
+                }
                 #expect(finishedOrder.last == "slow.bin")
                 #expect(await library.issue(named: "Issue")?.status == .available)
             }
@@ -336,7 +361,8 @@ import Testing
             try await withTemporaryDirectory { root in
                 let library = try await openLibrary(root)
                 let url = try #require(URL(string: server.url("/big.bin")))
-                let issue = try await library.addIssue(named: "Issue", date: DownloadTests.date, assets: [AssetRequest(url: url)])
+                let issue = try await library.addIssue(
+                    named: "Issue", date: DownloadTests.date, assets: [AssetRequest(url: url)])
                 let id = try #require(issue.assets.first?.id)
                 let run = Task { try await library.download() }
                 let deadline = ContinuousClock.now + .seconds(30)
@@ -371,8 +397,10 @@ import Testing
                 let library = try await openLibrary(root)
                 let issue = try await library.addIssue(
                     named: "Issue", date: DownloadTests.date,
-                    assets: [AssetRequest(url: try #require(URL(string: server.url("/slow.bin")))),
-                             AssetRequest(url: try #require(URL(string: server.url("/fast.bin"))))])
+                    assets: [
+                        AssetRequest(url: try #require(URL(string: server.url("/slow.bin")))),
+                        AssetRequest(url: try #require(URL(string: server.url("/fast.bin")))),
+                    ])
                 let slowID = issue.assets[0].id
                 let run = Task { try await library.download(options: DownloadOptions(jobs: 2)) }
                 let deadline = ContinuousClock.now + .seconds(30)
@@ -403,7 +431,9 @@ import Testing
                 server.serve("/k.zip", bytes: bytes)
                 try await withTemporaryDirectory { root in
                     let library = try await openLibrary(root)
-                    let issue = try await library.addIssue(named: "Issue", date: DownloadTests.date, assets: [AssetRequest(url: try #require(URL(string: server.url("/k.zip"))))])
+                    let issue = try await library.addIssue(
+                        named: "Issue", date: DownloadTests.date,
+                        assets: [AssetRequest(url: try #require(URL(string: server.url("/k.zip"))))])
                     let id = try #require(issue.assets.first?.id)
                     try await library.download(options: DownloadOptions(keepArchives: true))
                     #expect(await library.issue(named: "Issue")?.assets.first?.fileName == "k.zip")
@@ -412,7 +442,8 @@ import Testing
                         manifest.updateAsset(id) { $0.state = .downloaded }
                         manifest.pendingDownloads.append(id)
                     }
-                    var record = ResumeRecord(url: server.url("/k.zip"), etag: "\"x\"", expectedBytes: Int64(bytes.count))
+                    var record = ResumeRecord(
+                        url: server.url("/k.zip"), etag: "\"x\"", expectedBytes: Int64(bytes.count))
                     record.placedAs = "k.zip"
                     try record.save(root.appendingPathComponent(".downloads/\(id).resume.json").path)
                     let summary = try await library.resumeDownloads(options: DownloadOptions(keepArchives: true))
@@ -421,7 +452,8 @@ import Testing
                     #expect(server.bodyBytesSent("/k.zip") == bytes.count)
                     let asset = try #require(await library.issue(named: "Issue")?.assets.first)
                     #expect(asset.state == .unpacked && asset.fileName == "k.zip")
-                    let files = try FileManager.default.contentsOfDirectory(atPath: library.contentURL(for: issue).path).sorted()
+                    let files = try FileManager.default.contentsOfDirectory(atPath: library.contentURL(for: issue).path)
+                        .sorted()
                     #expect(files == ["k.zip", "page.html"])
                 }
             }
@@ -433,7 +465,9 @@ import Testing
             server.serve("/s.bin", bytes: patternBytes(count: 5_000))
             try await withTemporaryDirectory { root in
                 let library = try await openLibrary(root)
-                try await library.addIssue(named: "Issue", date: DownloadTests.date, assets: [AssetRequest(url: try #require(URL(string: server.url("/s.bin"))))])
+                try await library.addIssue(
+                    named: "Issue", date: DownloadTests.date,
+                    assets: [AssetRequest(url: try #require(URL(string: server.url("/s.bin"))))])
                 var kinds: [String] = []
                 for try await event in library.downloads() {
                     switch event.kind {
@@ -454,7 +488,9 @@ import Testing
             server.setFaults("/r.bin", Faults(bytesPerSecond: 300_000))
             try await withTemporaryDirectory { root in
                 let library = try await openLibrary(root)
-                let issue = try await library.addIssue(named: "Issue", date: DownloadTests.date, assets: [AssetRequest(url: try #require(URL(string: server.url("/r.bin"))))])
+                let issue = try await library.addIssue(
+                    named: "Issue", date: DownloadTests.date,
+                    assets: [AssetRequest(url: try #require(URL(string: server.url("/r.bin"))))])
                 let run = Task { try await library.download() }
                 try await Task.sleep(for: .milliseconds(500))
                 try await library.removeIssue(named: "Issue")
@@ -463,7 +499,8 @@ import Testing
                 #expect(await library.issues.isEmpty)
                 #expect(await library.downloadingAssets.isEmpty)
                 #expect(!FileManager.default.fileExists(atPath: library.contentURL(for: issue).path))
-                let leftovers = try FileManager.default.contentsOfDirectory(atPath: root.appendingPathComponent(".downloads").path)
+                let leftovers = try FileManager.default.contentsOfDirectory(
+                    atPath: root.appendingPathComponent(".downloads").path)
                 #expect(leftovers.allSatisfy { $0.hasSuffix(".lock") }, "\(leftovers)")
             }
         }
@@ -480,10 +517,13 @@ final class EventLog: Sendable {
 /// A one-shot switch.
 final class Flag: Sendable {
     private let value = Mutex(false)
-    func setOnce() -> Bool { value.withLock { old in defer { old = true }; return !old } }
+    func setOnce() -> Bool {
+        value.withLock { old in
+            defer { old = true }
+            return !old
+        }
+    }
 }
-
-import Synchronization
 
 @Suite struct SweepTests {
     @Test func leftoversOfCompleteOrUnknownAssetsAreSwept() async throws {
@@ -491,8 +531,9 @@ import Synchronization
             server.serve("/a.bin", bytes: patternBytes(count: 1000))
             try await withTemporaryDirectory { root in
                 let library = try await Library.open(at: root)
-                let issue = try await library.addIssue(named: "I", date: IssueDate(year: 2026, month: 11, day: 20)!,
-                                                       assets: [AssetRequest(url: try #require(URL(string: server.url("/a.bin"))))])
+                let issue = try await library.addIssue(
+                    named: "I", date: IssueDate(year: 2026, month: 11, day: 20)!,
+                    assets: [AssetRequest(url: try #require(URL(string: server.url("/a.bin"))))])
                 let downloads = root.appendingPathComponent(".downloads")
                 try FileManager.default.createDirectory(at: downloads, withIntermediateDirectories: true)
                 // As if a crash hit after an unrelated asset's commit: its archive and record stayed behind.

@@ -13,12 +13,14 @@ import Testing
             let url = try #require(URL(string: "http://127.0.0.1:9/a.pdf"))
             try await library.addIssue(named: "Old", date: IssueDate("2026-01-01")!)
             let issue = try await library.addIssue(named: "New", date: date, assets: [AssetRequest(url: url)])
-            let asset = try await library.addAsset(toIssueNamed: "Old", AssetRequest(url: url, sha256: String(repeating: "F", count: 64)))
+            let asset = try await library.addAsset(
+                toIssueNamed: "Old", AssetRequest(url: url, sha256: String(repeating: "F", count: 64)))
             #expect(asset.sha256 == String(repeating: "f", count: 64))
             #expect(await library.issues.map(\.name) == ["New", "Old"])
             #expect(issue.assets.count == 1)
             var isDirectory: ObjCBool = false
-            #expect(FileManager.default.fileExists(atPath: library.contentURL(for: issue).path, isDirectory: &isDirectory))
+            #expect(
+                FileManager.default.fileExists(atPath: library.contentURL(for: issue).path, isDirectory: &isDirectory))
             #expect(isDirectory.boolValue)
 
             // A second Library on the same folder sees everything.
@@ -42,7 +44,8 @@ import Testing
             await #expect(throws: NewsstandError.self) { try await library.addIssue(named: "a\u{7}b", date: date) }
             await #expect(throws: NewsstandError.self) { try await library.addIssue(named: "nul\u{0}x", date: date) }
             await #expect(throws: NewsstandError.self) {
-                try await library.addIssue(named: "B", date: date, assets: [AssetRequest(url: URL(string: "file:///etc/passwd")!)])
+                try await library.addIssue(
+                    named: "B", date: date, assets: [AssetRequest(url: URL(string: "file:///etc/passwd")!)])
             }
             await #expect(throws: NewsstandError.self) {
                 try await library.addAsset(toIssueNamed: "missing", AssetRequest(url: URL(string: "http://x/y")!))

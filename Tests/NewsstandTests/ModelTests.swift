@@ -10,7 +10,10 @@ import Testing
         #expect(date.description == text)
     }
 
-    @Test(arguments: ["2026-02-29", "2026-13-01", "2026-00-10", "2026-1-1", "20261120", "2026/11/20", "", "abcd-ef-gh", "2026-11-31", " 2026-11-20"])
+    @Test(arguments: [
+        "2026-02-29", "2026-13-01", "2026-00-10", "2026-1-1", "20261120", "2026/11/20", "", "abcd-ef-gh", "2026-11-31",
+        " 2026-11-20",
+    ])
     func invalidDates(_ text: String) {
         #expect(IssueDate(text) == nil)
     }
@@ -46,8 +49,12 @@ import Testing
 @Suite struct ManifestTests {
     func sample() throws -> Manifest {
         var manifest = Manifest()
-        var issue = Issue(name: "The Daily 2026-11-20", date: try #require(IssueDate("2026-11-20")), folderName: "The Daily 2026-11-20")
-        var asset = AssetDownload(id: "0123456789ab", url: try #require(URL(string: "https://example.com/a.zip")), sha256: String(repeating: "a", count: 64))
+        var issue = Issue(
+            name: "The Daily 2026-11-20", date: try #require(IssueDate("2026-11-20")),
+            folderName: "The Daily 2026-11-20")
+        var asset = AssetDownload(
+            id: "0123456789ab", url: try #require(URL(string: "https://example.com/a.zip")),
+            sha256: String(repeating: "a", count: 64))
         asset.state = .downloaded
         asset.receivedBytes = 42
         asset.expectedBytes = 42
@@ -69,7 +76,8 @@ import Testing
 
     @Test(arguments: [
         "", "{", "null", "[]", "{\"issues\":[]}", "{\"version\":0,\"issues\":[],\"pendingDownloads\":[]}",
-        "{\"version\":1,\"issues\":[{\"name\":\"x\",\"date\":\"2026-01-01\",\"folder\":\"x\",\"status\":\"none\",\"assets\":[{\"id\":\"a\",\"url\":\"http://h/x\",\"state\":\"pending\",\"userInfo\":[1]}]}],\"pendingDownloads\":[]}", "{\"version\":\"1\",\"issues\":[]}", "{\"version\":1}",
+        "{\"version\":1,\"issues\":[{\"name\":\"x\",\"date\":\"2026-01-01\",\"folder\":\"x\",\"status\":\"none\",\"assets\":[{\"id\":\"a\",\"url\":\"http://h/x\",\"state\":\"pending\",\"userInfo\":[1]}]}],\"pendingDownloads\":[]}",
+        "{\"version\":\"1\",\"issues\":[]}", "{\"version\":1}",
         "{\"version\":1,\"issues\":[{\"name\":\"x\",\"date\":\"2026-02-30\",\"folder\":\"x\",\"status\":\"none\"}],\"pendingDownloads\":[]}",
         "{\"version\":1,\"issues\":[{\"name\":\"x\",\"date\":\"2026-01-01\",\"folder\":\"../x\",\"status\":\"none\"}],\"pendingDownloads\":[]}",
         "{\"version\":1,\"issues\":[{\"name\":\"x\",\"date\":\"2026-01-01\",\"folder\":\"x\",\"status\":\"none\"},{\"name\":\"x\",\"date\":\"2026-01-01\",\"folder\":\"y\",\"status\":\"none\"}],\"pendingDownloads\":[]}",
@@ -85,7 +93,9 @@ import Testing
 
     @Test func newerVersionIsRefused() {
         #expect {
-            _ = try Manifest.decode(Data("{\"version\":2,\"issues\":[],\"pendingDownloads\":[],\"future\":true}".utf8), path: "/lib/library.json")
+            _ = try Manifest.decode(
+                Data("{\"version\":2,\"issues\":[],\"pendingDownloads\":[],\"future\":true}".utf8),
+                path: "/lib/library.json")
         } throws: { error in
             (error as? NewsstandError)?.code == .manifestFromNewerVersion
         }
@@ -93,10 +103,14 @@ import Testing
 }
 
 @Suite struct JSONRoundTripTests {
-    @Test(arguments: ["plain", "quote \" and backslash \\", "tab\tnew\nline\r", "nul \u{0} bell \u{7}", "東京 🗞️ é", "\u{2028}\u{FEFF}", ""])
+    @Test(arguments: [
+        "plain", "quote \" and backslash \\", "tab\tnew\nline\r", "nul \u{0} bell \u{7}", "東京 🗞️ é", "\u{2028}\u{FEFF}",
+        "",
+    ])
     func stringsSurviveTheManifest(_ text: String) throws {
         var manifest = Manifest()
-        var issue = Issue(name: text.isEmpty ? "empty" : text, date: try #require(IssueDate("2026-11-20")), folderName: "f")
+        var issue = Issue(
+            name: text.isEmpty ? "empty" : text, date: try #require(IssueDate("2026-11-20")), folderName: "f")
         var asset = AssetDownload(id: "0123456789ab", url: try #require(URL(string: "http://127.0.0.1/x")))
         asset.error = text
         asset.userInfo = [text: text]
@@ -107,7 +121,8 @@ import Testing
     }
 
     @Test func readsEscapesAndSurrogatePairs() throws {
-        let text = #"{"version":1,"issues":[{"name":"\u00e9\ud83d\uddde\/\"","date":"2026-11-20","folder":"f","status":"none","assets":[]}],"pendingDownloads":[]}"#
+        let text =
+            #"{"version":1,"issues":[{"name":"\u00e9\ud83d\uddde\/\"","date":"2026-11-20","folder":"f","status":"none","assets":[]}],"pendingDownloads":[]}"#
         let manifest = try Manifest.decode(Data(text.utf8), path: "library.json")
         #expect(manifest.issues.first?.name == "é🗞/\"")
     }

@@ -42,7 +42,10 @@ import Testing
 }
 
 @Suite struct FileNamingTests {
-    @Test(arguments: [String(repeating: "n", count: 120), String(repeating: "é", count: 60) + ".pdf", "x." + String(repeating: "e", count: 117), "a.pdf"])
+    @Test(arguments: [
+        String(repeating: "n", count: 120), String(repeating: "é", count: 60) + ".pdf",
+        "x." + String(repeating: "e", count: 117), "a.pdf",
+    ])
     func clashSuffixKeepsNamesSafe(_ name: String) {
         let safe = SafePathComponent(sanitizing: name).value
         for n in [2, 10, 12345] {
@@ -56,7 +59,9 @@ import Testing
 
     @Test func contentDispositionNames() {
         #expect(FileNaming.fileName(fromContentDisposition: "attachment; filename=\"a b.pdf\"") == "a b.pdf")
-        #expect(FileNaming.fileName(fromContentDisposition: "attachment; filename*=UTF-8''%E6%9D%B1.txt; filename=\"x.txt\"") == "東.txt")
+        #expect(
+            FileNaming.fileName(
+                fromContentDisposition: "attachment; filename*=UTF-8''%E6%9D%B1.txt; filename=\"x.txt\"") == "東.txt")
         #expect(FileNaming.fileName(fromContentDisposition: "attachment; filename=\"../../etc/passwd\"") == "passwd")
         #expect(FileNaming.fileName(fromContentDisposition: "inline") == nil)
     }

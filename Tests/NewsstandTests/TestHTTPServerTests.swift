@@ -4,9 +4,9 @@ import Synchronization
 import Testing
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// Tests of the fault-injecting test server over real sockets, with curl as the client (an
@@ -93,11 +93,13 @@ struct TestHTTPServerTests {
         try await withTestServer { server in
             server.serve("/a.bin", bytes: serverTestRandomBytes(200_000))
             let directory = try TemporaryDirectory()
-            let result = try await runProcess("/usr/bin/env", [
-                "curl", "-sS", "--max-time", "30", "-w", "%{num_connects}\n",
-                "-o", directory.path("1"), server.url("/a.bin"),
-                "-o", directory.path("2"), server.url("/a.bin"),
-            ])
+            let result = try await runProcess(
+                "/usr/bin/env",
+                [
+                    "curl", "-sS", "--max-time", "30", "-w", "%{num_connects}\n",
+                    "-o", directory.path("1"), server.url("/a.bin"),
+                    "-o", directory.path("2"), server.url("/a.bin"),
+                ])
             #expect(result.status == 0)
             #expect(result.stdout == "1\n0\n", "second transfer should reuse the first connection")
             #expect(server.requestCount("/a.bin") == 2)
@@ -178,7 +180,8 @@ struct TestHTTPServerTests {
             let etag = try #require(head.header("ETag"))
             let lastModified = try #require(head.header("Last-Modified"))
 
-            let matching = try await curl(server.url("/a.bin"), ["-H", "Range: bytes=1000-", "-H", "If-Range: \(etag)"])
+            let matching = try await curl(
+                server.url("/a.bin"), ["-H", "Range: bytes=1000-", "-H", "If-Range: \(etag)"])
             #expect(matching.status == 206)
             expectBytes(matching.body, Array(body[1000...]))
 
@@ -508,7 +511,9 @@ struct TestHTTPServerTests {
 
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = ["--root", directory.root, "--port-file", portFile, "--cut-after", "1000", "--cut-path", "/issue.bin"]
+        process.arguments = [
+            "--root", directory.root, "--port-file", portFile, "--cut-after", "1000", "--cut-path", "/issue.bin",
+        ]
         let stdout = Pipe()
         process.standardOutput = stdout
         let exit = ExitWaiter(process)
@@ -548,10 +553,12 @@ struct TestHTTPServerTests {
 /// bytes would corrupt the GET's answer.
 private func expectHeadThenGetOnOneConnection(_ url: String, bodyCount: Int) async throws {
     let directory = try TemporaryDirectory()
-    let result = try await runProcess("/usr/bin/env", [
-        "curl", "-sS", "--max-time", "30", "-I", "-o", directory.path("head"), url,
-        "--next", "-sS", "--max-time", "30", "-o", directory.path("get"), "-w", "%{http_code} %{num_connects}", url,
-    ])
+    let result = try await runProcess(
+        "/usr/bin/env",
+        [
+            "curl", "-sS", "--max-time", "30", "-I", "-o", directory.path("head"), url,
+            "--next", "-sS", "--max-time", "30", "-o", directory.path("get"), "-w", "%{http_code} %{num_connects}", url,
+        ])
     #expect(result.status == 0, "\(result.stderr)")
     #expect(result.stdout == "200 0", "GET answered on the HEAD's connection")
     let got = try Data(contentsOf: URL(fileURLWithPath: directory.path("get")))
@@ -705,7 +712,9 @@ private final class TemporaryDirectory {
     var name: String { (root as NSString).lastPathComponent }
 
     init() throws {
-        root = FileManager.default.temporaryDirectory.appendingPathComponent("newsstand-server-test-\(UUID().uuidString)").path
+        root =
+            FileManager.default.temporaryDirectory.appendingPathComponent("newsstand-server-test-\(UUID().uuidString)")
+            .path
         try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
     }
 

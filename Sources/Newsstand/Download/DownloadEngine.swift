@@ -59,8 +59,9 @@ final class DownloadEngine: Sendable {
             if let client = clients[key] { return client }
             var config = HTTPClient.Configuration(
                 redirectConfiguration: .follow(max: configuration.maxRedirects, allowCycles: false),
-                timeout: .init(connect: .seconds(Int64(configuration.connectTimeout.components.seconds)),
-                               read: .seconds(Int64(configuration.readTimeout.components.seconds))),
+                timeout: .init(
+                    connect: .seconds(Int64(configuration.connectTimeout.components.seconds)),
+                    read: .seconds(Int64(configuration.readTimeout.components.seconds))),
                 decompression: .disabled)
             config.connectionPool = .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: 64)
             config.httpVersion = .http1Only
@@ -74,7 +75,8 @@ final class DownloadEngine: Sendable {
                     value: AdaptiveRecvByteBufferAllocator(minimum: 64 << 10, initial: 256 << 10, maximum: 1 << 20))
             }
             if let proxy { config.proxy = .server(host: proxy.host, port: proxy.port) }
-            let client = HTTPClient(eventLoopGroupProvider: .shared(MultiThreadedEventLoopGroup.singleton), configuration: config)
+            let client = HTTPClient(
+                eventLoopGroupProvider: .shared(MultiThreadedEventLoopGroup.singleton), configuration: config)
             clients[key] = client
             return client
         }
@@ -84,7 +86,9 @@ final class DownloadEngine: Sendable {
     /// - Throws: `NewsstandError` for permanent failures, `CancellationError` when cancelled.
     func fetch(_ job: Job, progress: @escaping @Sendable (Progress) -> Void) async throws -> Result {
         let hashing = job.sha256 != nil
-        let sink = try await runBlocking { try FileSink(path: job.partialPath, recordPath: job.recordPath, hashing: hashing) }
+        let sink = try await runBlocking {
+            try FileSink(path: job.partialPath, recordPath: job.recordPath, hashing: hashing)
+        }
         let startSize = sink.size
         var failuresWithoutProgress = 0
         // Progress means reaching further than ever before; re-fetching bytes after a restart is not.
@@ -134,10 +138,13 @@ final class DownloadEngine: Sendable {
                 switch outcome {
                 case .body(let expected):
                     if let expected, size != expected {
-                        throw NewsstandError(.lengthMismatch, "\(job.url.absoluteString) sent \(size) of \(expected) bytes")
+                        throw NewsstandError(
+                            .lengthMismatch, "\(job.url.absoluteString) sent \(size) of \(expected) bytes")
                     }
                     try verify(job, digest: digest)
-                    return Result(size: size, record: ResumeRecord.load(job.recordPath), bytesFetched: fetched + delegate.receivedBytes)
+                    return Result(
+                        size: size, record: ResumeRecord.load(job.recordPath),
+                        bytesFetched: fetched + delegate.receivedBytes)
                 case .rangeNotSatisfiable(let total):
                     // A server may omit `Content-Range: bytes */N`; the recorded size then decides.
                     if offset > 0, (total ?? record?.expectedBytes) == offset {
@@ -193,11 +200,14 @@ final class DownloadEngine: Sendable {
         guard let digest, digest == expected.lowercased() else {
             throw NewsstandError(
                 .checksumMismatch,
-                "\(job.url.absoluteString) has SHA-256 \(digest ?? "unknown"), expected \(expected); the bad file was deleted")
+                "\(job.url.absoluteString) has SHA-256 \(digest ?? "unknown"), expected \(expected); the bad file was deleted"
+            )
         }
     }
 
-    private func execute(_ request: HTTPClient.Request, delegate: ResponseDelegate, url: URL) async throws -> AttemptOutcome {
+    private func execute(_ request: HTTPClient.Request, delegate: ResponseDelegate, url: URL) async throws
+        -> AttemptOutcome
+    {
         let task = client(for: url).execute(request: request, delegate: delegate, logger: logger)
         return try await withTaskCancellationHandler {
             try await task.futureResult.get()
@@ -229,23 +239,38 @@ final class DownloadEngine: Sendable {
         case let error as HTTPClientError:
             switch error {
             case .redirectLimitReached, .redirectCycleDetected:
-                return Classified(error: NewsstandError(.tooManyRedirects, "\(where_): too many redirects or a redirect loop", underlying: error), isTransient: false)
+                return Classified(
+                    error: NewsstandError(
+                        .tooManyRedirects, "\(where_): too many redirects or a redirect loop", underlying: error),
+                    isTransient: false)
             case .invalidURL, .emptyHost, .emptyScheme, .alreadyShutdown:
-                return Classified(error: NewsstandError(.invalidURL, "\(where_): \(error)", underlying: error), isTransient: false)
+                return Classified(
+                    error: NewsstandError(.invalidURL, "\(where_): \(error)", underlying: error), isTransient: false)
             case .readTimeout, .connectTimeout, .writeTimeout:
-                return Classified(error: NewsstandError(.network, "\(where_): timed out (\(error))", underlying: error), isTransient: true)
+                return Classified(
+                    error: NewsstandError(.network, "\(where_): timed out (\(error))", underlying: error),
+                    isTransient: true)
             default:
                 let text = String(describing: error)
                 if text.contains("unsupportedScheme") {
-                    return Classified(error: NewsstandError(.invalidURL, "\(where_): unsupported URL scheme", underlying: error), isTransient: false)
+                    return Classified(
+                        error: NewsstandError(.invalidURL, "\(where_): unsupported URL scheme", underlying: error),
+                        isTransient: false)
                 }
-                return Classified(error: NewsstandError(.network, "\(where_): \(DownloadEngine.describe(error))", underlying: error), isTransient: true)
+                return Classified(
+                    error: NewsstandError(.network, "\(where_): \(DownloadEngine.describe(error))", underlying: error),
+                    isTransient: true)
             }
         case is NIOSSLError, is BoringSSLError, is NIOSSLExtraError:
             // A certificate or handshake failure does not heal by retrying.
-            return Classified(error: NewsstandError(.network, "\(where_): TLS failed: \(DownloadEngine.describeTLS(error))", underlying: error), isTransient: false)
+            return Classified(
+                error: NewsstandError(
+                    .network, "\(where_): TLS failed: \(DownloadEngine.describeTLS(error))", underlying: error),
+                isTransient: false)
         default:
-            return Classified(error: NewsstandError(.network, "\(where_): \(DownloadEngine.describe(error))", underlying: error), isTransient: true)
+            return Classified(
+                error: NewsstandError(.network, "\(where_): \(DownloadEngine.describe(error))", underlying: error),
+                isTransient: true)
         }
     }
 

@@ -25,7 +25,9 @@ enum FileNaming {
             var value = pair[1].trimmingCharacters(in: .whitespaces)
             if key == "filename*" {
                 let pieces = value.split(separator: "'", maxSplits: 2, omittingEmptySubsequences: false)
-                if pieces.count == 3, pieces[0].lowercased() == "utf-8", let decoded = String(pieces[2]).removingPercentEncoding {
+                if pieces.count == 3, pieces[0].lowercased() == "utf-8",
+                    let decoded = String(pieces[2]).removingPercentEncoding
+                {
                     return decoded
                 }
             } else if key == "filename" {

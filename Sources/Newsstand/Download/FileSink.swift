@@ -8,7 +8,7 @@ import NIOConcurrencyHelpers
 import NIOCore
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Streams a response body into a partial file on a serial queue of its own, so disk writes never run
@@ -110,7 +110,9 @@ final class FileSink: Sendable {
                 var written = 0
                 while written < bytes.count {
                     let n = try POSIX.call("cannot write", path: self.path) {
-                        pwrite(self.fd, bytes.baseAddress.map { $0 + written }, bytes.count - written, off_t(offset) + off_t(written))
+                        pwrite(
+                            self.fd, bytes.baseAddress.map { $0 + written }, bytes.count - written,
+                            off_t(offset) + off_t(written))
                     }
                     written += n
                 }
@@ -150,7 +152,9 @@ final class FileSink: Sendable {
                 do {
                     try operation(self.state)
                 } catch {
-                    let wrapped = error as? NewsstandError ?? NewsstandError(.io, "cannot write \(self.path): \(error)", underlying: error)
+                    let wrapped =
+                        error as? NewsstandError
+                        ?? NewsstandError(.io, "cannot write \(self.path): \(error)", underlying: error)
                     self.state.withLockedValue { $0.failure = wrapped }
                 }
             }
@@ -177,7 +181,9 @@ final class FileSink: Sendable {
         defer { buffer.deallocate() }
         var remaining = bytes
         while remaining > 0 {
-            let n = try POSIX.call("cannot read", path: path) { read(fd, buffer.baseAddress, min(chunk, Int(remaining))) }
+            let n = try POSIX.call("cannot read", path: path) {
+                read(fd, buffer.baseAddress, min(chunk, Int(remaining)))
+            }
             if n == 0 { break }
             hasher.update(bufferPointer: UnsafeRawBufferPointer(rebasing: buffer[0..<n]))
             remaining -= Int64(n)

@@ -11,9 +11,11 @@ struct ProxySettings: Sendable {
     var https: Proxy?
     var noProxy: [String]
 
-    static func fromEnvironment(_ environment: [String: String] = ProcessInfo.processInfo.environment) -> ProxySettings {
+    static func fromEnvironment(_ environment: [String: String] = ProcessInfo.processInfo.environment) -> ProxySettings
+    {
         func value(_ name: String) -> String? {
-            environment[name.lowercased()].flatMap { $0.isEmpty ? nil : $0 } ?? environment[name.uppercased()].flatMap { $0.isEmpty ? nil : $0 }
+            environment[name.lowercased()].flatMap { $0.isEmpty ? nil : $0 }
+                ?? environment[name.uppercased()].flatMap { $0.isEmpty ? nil : $0 }
         }
         func parse(_ text: String?) -> Proxy? {
             guard let text else { return nil }

@@ -47,9 +47,11 @@ final class ResponseDelegate: HTTPClientResponseDelegate, Sendable {
     ///   - onStart: Called once the response head is accepted, with the offset the body starts at and the
     ///     full size when known.
     ///   - onProgress: Called per body part with the bytes this attempt received and the full size.
-    init(sink: FileSink, requestedOffset: Int64, sentValidator: String?, url: URL,
-         onStart: @escaping @Sendable (Int64, Int64?) -> Void,
-         onProgress: @escaping @Sendable (Int64, Int64?) -> Void) {
+    init(
+        sink: FileSink, requestedOffset: Int64, sentValidator: String?, url: URL,
+        onStart: @escaping @Sendable (Int64, Int64?) -> Void,
+        onProgress: @escaping @Sendable (Int64, Int64?) -> Void
+    ) {
         self.onStart = onStart
         self.sink = sink
         self.requestedOffset = requestedOffset
@@ -80,7 +82,10 @@ final class ResponseDelegate: HTTPClientResponseDelegate, Sendable {
                 start == requestedOffset
             else {
                 return eventLoop.makeFailedFuture(
-                    RangeMismatch(reason: "asked for bytes from \(requestedOffset), got \(headers.first(name: "content-range") ?? "no Content-Range")"))
+                    RangeMismatch(
+                        reason:
+                            "asked for bytes from \(requestedOffset), got \(headers.first(name: "content-range") ?? "no Content-Range")"
+                    ))
             }
             if let sent = sentValidator, sent.hasPrefix("\""), let etag = headers.first(name: "etag"), etag != sent {
                 return eventLoop.makeFailedFuture(RangeMismatch(reason: "ETag changed from \(sent) to \(etag)"))
@@ -127,7 +132,8 @@ final class ResponseDelegate: HTTPClientResponseDelegate, Sendable {
 
     private func record(from headers: HTTPHeaders, expected: Int64?) -> ResumeRecord {
         ResumeRecord(
-            url: url.absoluteString, etag: headers.first(name: "etag"), lastModified: headers.first(name: "last-modified"),
+            url: url.absoluteString, etag: headers.first(name: "etag"),
+            lastModified: headers.first(name: "last-modified"),
             expectedBytes: expected, contentDisposition: headers.first(name: "content-disposition"))
     }
 

@@ -13,8 +13,10 @@ struct ResumeRecord: Codable, Sendable, Hashable {
     /// The name the finished file is being moved to in the content folder (set just before the move).
     var placedAs: String?
 
-    init(url: String, etag: String? = nil, lastModified: String? = nil, expectedBytes: Int64? = nil,
-         contentDisposition: String? = nil) {
+    init(
+        url: String, etag: String? = nil, lastModified: String? = nil, expectedBytes: Int64? = nil,
+        contentDisposition: String? = nil
+    ) {
         self.url = url
         self.etag = etag
         self.lastModified = lastModified

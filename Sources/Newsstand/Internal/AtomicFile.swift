@@ -3,7 +3,7 @@ internal import CLibArchive
 import Foundation
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Whole-file replacement that a crash at any instant cannot leave half-written: write a temporary

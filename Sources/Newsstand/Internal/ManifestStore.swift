@@ -1,8 +1,7 @@
-import Foundation
-import Synchronization
-
 // `struct stat` reaches Swift through libarchive's headers, so its members need this import too.
 internal import CLibArchive
+import Foundation
+import Synchronization
 
 /// Reads and writes `library.json`. Every change is a read-modify-write under the library's file
 /// lock, so concurrent processes never lose each other's changes. Blocking: call off the

@@ -1,11 +1,12 @@
 // `struct stat` reaches Swift through libarchive's headers, so its members need this import too.
 internal import CLibArchive
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// Thin wrappers that turn C return codes into `NewsstandError`s naming the path, retrying `EINTR`

@@ -15,7 +15,9 @@ struct Add: AsyncParsableCommand {
     @Option(name: .long, help: ArgumentHelp("The issue's date, YYYY-MM-DD.", valueName: "date"))
     var date: IssueDate = IssueDate.today()
 
-    @Option(name: .customLong("asset"), help: ArgumentHelp("An asset URL (http or https); repeat for more.", valueName: "url"))
+    @Option(
+        name: .customLong("asset"),
+        help: ArgumentHelp("An asset URL (http or https); repeat for more.", valueName: "url"))
     var assets: [String] = []
 
     func validate() throws {
@@ -32,7 +34,9 @@ struct Add: AsyncParsableCommand {
         let requests = try assets.map { AssetRequest(url: try AssetRequest.parseURL($0)) }
         let library = try await libraryOptions.open()
         let issue = try await library.addIssue(named: name, date: date, assets: requests)
-        Terminal.output("added \(issue.name.debugDescription) (\(issue.date)) with \(issue.assets.count) asset\(issue.assets.count == 1 ? "" : "s")")
+        Terminal.output(
+            "added \(issue.name.debugDescription) (\(issue.date)) with \(issue.assets.count) asset\(issue.assets.count == 1 ? "" : "s")"
+        )
         for asset in issue.assets {
             Terminal.output("  \(asset.id)  \(asset.url.absoluteString)")
         }

@@ -8,7 +8,9 @@ struct List: AsyncParsableCommand {
     @OptionGroup var libraryOptions: LibraryOptions
     @OptionGroup var output: OutputOptions
 
-    @Option(name: .long, help: ArgumentHelp("Only issues with this status: none, downloading, available, failed.", valueName: "status"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp("Only issues with this status: none, downloading, available, failed.", valueName: "status"))
     var status: Issue.Status?
 
     func run() async throws {
@@ -19,7 +21,9 @@ struct List: AsyncParsableCommand {
             return
         }
         guard !issues.isEmpty else {
-            Terminal.error(status == nil ? "no issues in \(library.rootURL.path)" : "no issues with status \(status?.rawValue ?? "")")
+            Terminal.error(
+                status == nil
+                    ? "no issues in \(library.rootURL.path)" : "no issues with status \(status?.rawValue ?? "")")
             return
         }
         Terminal.output(TableRenderer.issues(issues.map { IssueReport($0, library: library) }))

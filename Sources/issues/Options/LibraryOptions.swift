@@ -7,7 +7,8 @@ struct LibraryOptions: ParsableArguments {
     @Option(
         name: .long,
         help: ArgumentHelp(
-            "The library folder.", discussion: "Default: $ISSUES_LIBRARY, else $XDG_DATA_HOME/issues, else ~/.local/share/issues.",
+            "The library folder.",
+            discussion: "Default: $ISSUES_LIBRARY, else $XDG_DATA_HOME/issues, else ~/.local/share/issues.",
             valueName: "dir"),
         completion: .directory)
     var library: String?
@@ -26,9 +27,11 @@ struct LibraryOptions: ParsableArguments {
             return URL(fileURLWithPath: xdg, isDirectory: true).appendingPathComponent("issues", isDirectory: true)
         }
         guard let home = environment["HOME"], !home.isEmpty else {
-            throw NewsstandError(.libraryUnavailable, "no library folder: pass --library DIR or set ISSUES_LIBRARY (HOME is not set)")
+            throw NewsstandError(
+                .libraryUnavailable, "no library folder: pass --library DIR or set ISSUES_LIBRARY (HOME is not set)")
         }
-        return URL(fileURLWithPath: home, isDirectory: true).appendingPathComponent(".local/share/issues", isDirectory: true)
+        return URL(fileURLWithPath: home, isDirectory: true).appendingPathComponent(
+            ".local/share/issues", isDirectory: true)
     }
 
     func open(configuration: Library.Configuration = Library.Configuration()) async throws -> Library {
@@ -56,12 +59,17 @@ struct DownloadRunOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp("Stop unpacking an archive past this many entries.", valueName: "count"))
     var maxEntries: Int = UnpackLimits.default.maxEntries
 
-    @Option(name: .long, help: ArgumentHelp("Give up on an asset after this many attempts in a row without progress.", valueName: "count"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Give up on an asset after this many attempts in a row without progress.", valueName: "count"))
     var retries: Int = RetryPolicy().maxAttemptsWithoutProgress
 
-    @Flag(name: .long, help: ArgumentHelp(
-        "Do not flush finished files to disk before recording them as downloaded.",
-        discussion: "Faster on slow disks; a power cut (not a crash or kill -9) may then lose recent downloads."))
+    @Flag(
+        name: .long,
+        help: ArgumentHelp(
+            "Do not flush finished files to disk before recording them as downloaded.",
+            discussion: "Faster on slow disks; a power cut (not a crash or kill -9) may then lose recent downloads."))
     var noFsync = false
 
     func validate() throws {

@@ -2,9 +2,10 @@ import ArgumentParser
 import Dispatch
 import Foundation
 import Newsstand
+import Synchronization
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Runs one `download` or `resume`: progress on stderr, Ctrl-C handling, the summary on stdout, and the
@@ -50,7 +51,8 @@ enum DownloadSession {
         if !summary.failed.isEmpty { parts.append("\(summary.failed.count) failed") }
         if !summary.skipped.isEmpty { parts.append("\(summary.skipped.count) skipped (busy in another process)") }
         if !summary.interrupted.isEmpty { parts.append("\(summary.interrupted.count) interrupted") }
-        if summary.finished.isEmpty && summary.failed.isEmpty && summary.skipped.isEmpty && summary.interrupted.isEmpty {
+        if summary.finished.isEmpty && summary.failed.isEmpty && summary.skipped.isEmpty && summary.interrupted.isEmpty
+        {
             Terminal.output("nothing to download")
         } else {
             Terminal.output(
@@ -73,8 +75,11 @@ enum DownloadSession {
 /// Counts signals; shared between the signal handler and the command.
 private final class InterruptCounter: Sendable {
     private let count = Mutex(0)
-    func increment() -> Int { count.withLock { $0 += 1; return $0 } }
+    func increment() -> Int {
+        count.withLock {
+            $0 += 1
+            return $0
+        }
+    }
     var value: Int { count.withLock { $0 } }
 }
-
-import Synchronization

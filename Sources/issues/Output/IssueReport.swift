@@ -41,8 +41,11 @@ struct AssetReport: Encodable {
         url = asset.url.absoluteString
         state = asset.state.rawValue
         // A download in flight (here or in another process) is measured on disk, not in the manifest.
-        receivedBytes = asset.state == .downloading ? (library.bytesOnDisk(assetID: asset.id) ?? asset.receivedBytes) : asset.receivedBytes
-        expectedBytes = asset.expectedBytes ?? (asset.state == .downloading ? library.expectedBytesOnDisk(assetID: asset.id) : nil)
+        receivedBytes =
+            asset.state == .downloading
+            ? (library.bytesOnDisk(assetID: asset.id) ?? asset.receivedBytes) : asset.receivedBytes
+        expectedBytes =
+            asset.expectedBytes ?? (asset.state == .downloading ? library.expectedBytesOnDisk(assetID: asset.id) : nil)
         error = asset.error
         sha256 = asset.sha256
         unpack = asset.unpack

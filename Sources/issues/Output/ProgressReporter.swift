@@ -28,7 +28,8 @@ final class ProgressReporter: Sendable {
     }
 
     func handle(_ event: DownloadEvent) {
-        let label = "\(event.issueName): \(event.url.lastPathComponent.isEmpty ? event.assetID : event.url.lastPathComponent)"
+        let label =
+            "\(event.issueName): \(event.url.lastPathComponent.isEmpty ? event.assetID : event.url.lastPathComponent)"
         if isTerminal {
             handleLive(event, label: label)
         } else if let line = ProgressReporter.line(for: event, label: label) {
@@ -53,7 +54,8 @@ final class ProgressReporter: Sendable {
         case .progress:
             return nil
         case .retrying(let attempt, let delay, let reason):
-            return "retrying \(label) in \(Format.duration(seconds: Double(delay.components.seconds) + Double(delay.components.attoseconds) / 1e18)) (attempt \(attempt + 1)): \(reason)"
+            return
+                "retrying \(label) in \(Format.duration(seconds: Double(delay.components.seconds) + Double(delay.components.attoseconds) / 1e18)) (attempt \(attempt + 1)): \(reason)"
         case .unpacking:
             return "unpacking \(label)"
         case .finished(let asset):
@@ -134,5 +136,5 @@ final class ProgressReporter: Sendable {
 }
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif

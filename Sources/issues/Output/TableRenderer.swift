@@ -22,7 +22,8 @@ enum TableRenderer {
             "assets:  \(report.assetsDone)/\(report.assetsTotal) done, \(Format.bytes(report.bytes))",
         ]
         for asset in report.assets {
-            let size = asset.expectedBytes.map { "\(Format.bytes(asset.receivedBytes)) / \(Format.bytes($0))" }
+            let size =
+                asset.expectedBytes.map { "\(Format.bytes(asset.receivedBytes)) / \(Format.bytes($0))" }
                 ?? Format.bytes(asset.receivedBytes)
             lines.append("")
             lines.append("  \(asset.id)  \(asset.state)  \(size)")
