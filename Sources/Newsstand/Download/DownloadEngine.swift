@@ -123,13 +123,14 @@ final class DownloadEngine: Sendable {
                 onStart: { from, expected in
                     base.withLockedValue { $0 = from }
                     progress(.started(resumingFrom: from, expected: expected))
+                },
+                onProgress: { received, expected in
+                    let total = base.withLockedValue { $0 } + received
+                    if let rate = throttle.shouldReport(total: total) {
+                        progress(.bytes(received: total, expected: expected, bytesPerSecond: rate))
+                    }
                 }
-            ) { received, expected in
-                let total = base.withLockedValue { $0 } + received
-                if let rate = throttle.shouldReport(total: total) {
-                    progress(.bytes(received: total, expected: expected, bytesPerSecond: rate))
-                }
-            }
+            )
             let sizeBefore = offset
             var retryAfter: Duration?
             do {
@@ -224,7 +225,7 @@ final class DownloadEngine: Sendable {
 
     /// Sorts a failure into retry-worthy or permanent, with a message naming the URL.
     static func classify(_ error: any Error, url: URL) -> Classified {
-        let where_ = url.absoluteString
+        let target = url.absoluteString
         switch error {
         case let error as NewsstandError:
             let transient = error.code == .lengthMismatch
@@ -232,44 +233,44 @@ final class DownloadEngine: Sendable {
         case let status as HTTPStatusFailure:
             let text = HTTPResponseStatus(statusCode: status.status).reasonPhrase
             return Classified(
-                error: NewsstandError(.httpStatus, "\(where_) answered \(status.status) \(text)"),
+                error: NewsstandError(.httpStatus, "\(target) answered \(status.status) \(text)"),
                 isTransient: status.isTransient, retryAfter: status.retryAfter)
         case let mismatch as RangeMismatch:
-            return Classified(error: NewsstandError(.network, "\(where_): \(mismatch.reason)"), isTransient: true)
+            return Classified(error: NewsstandError(.network, "\(target): \(mismatch.reason)"), isTransient: true)
         case let error as HTTPClientError:
             switch error {
             case .redirectLimitReached, .redirectCycleDetected:
                 return Classified(
                     error: NewsstandError(
-                        .tooManyRedirects, "\(where_): too many redirects or a redirect loop", underlying: error),
+                        .tooManyRedirects, "\(target): too many redirects or a redirect loop", underlying: error),
                     isTransient: false)
             case .invalidURL, .emptyHost, .emptyScheme, .alreadyShutdown:
                 return Classified(
-                    error: NewsstandError(.invalidURL, "\(where_): \(error)", underlying: error), isTransient: false)
+                    error: NewsstandError(.invalidURL, "\(target): \(error)", underlying: error), isTransient: false)
             case .readTimeout, .connectTimeout, .writeTimeout:
                 return Classified(
-                    error: NewsstandError(.network, "\(where_): timed out (\(error))", underlying: error),
+                    error: NewsstandError(.network, "\(target): timed out (\(error))", underlying: error),
                     isTransient: true)
             default:
                 let text = String(describing: error)
                 if text.contains("unsupportedScheme") {
                     return Classified(
-                        error: NewsstandError(.invalidURL, "\(where_): unsupported URL scheme", underlying: error),
+                        error: NewsstandError(.invalidURL, "\(target): unsupported URL scheme", underlying: error),
                         isTransient: false)
                 }
                 return Classified(
-                    error: NewsstandError(.network, "\(where_): \(DownloadEngine.describe(error))", underlying: error),
+                    error: NewsstandError(.network, "\(target): \(DownloadEngine.describe(error))", underlying: error),
                     isTransient: true)
             }
         case is NIOSSLError, is BoringSSLError, is NIOSSLExtraError:
             // A certificate or handshake failure does not heal by retrying.
             return Classified(
                 error: NewsstandError(
-                    .network, "\(where_): TLS failed: \(DownloadEngine.describeTLS(error))", underlying: error),
+                    .network, "\(target): TLS failed: \(DownloadEngine.describeTLS(error))", underlying: error),
                 isTransient: false)
         default:
             return Classified(
-                error: NewsstandError(.network, "\(where_): \(DownloadEngine.describe(error))", underlying: error),
+                error: NewsstandError(.network, "\(target): \(DownloadEngine.describe(error))", underlying: error),
                 isTransient: true)
         }
     }

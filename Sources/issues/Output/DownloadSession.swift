@@ -33,7 +33,9 @@ enum DownloadSession {
             source.resume()
             sources.append(source)
         }
-        defer { sources.forEach { $0.cancel() } }
+        defer {
+            for source in sources { source.cancel() }
+        }
 
         let summary: DownloadSummary
         do {
