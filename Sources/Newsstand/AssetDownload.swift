@@ -65,38 +65,4 @@ public struct AssetDownload: Codable, Sendable, Hashable, Identifiable {
         case .pending, .downloading, .failed: return false
         }
     }
-
-    private enum CodingKeys: String, CodingKey {
-        case id, url, sha256, unpack, state, receivedBytes, expectedBytes, error, fileName, isArchive, userInfo
-    }
-
-    public init(from decoder: any Decoder) throws {
-        let c = try decoder.container(keyedBy: CodingKeys.self)
-        id = try c.decode(String.self, forKey: .id)
-        url = try c.decode(URL.self, forKey: .url)
-        sha256 = try c.decodeIfPresent(String.self, forKey: .sha256)
-        unpack = try c.decodeIfPresent(Bool.self, forKey: .unpack) ?? true
-        state = try c.decode(State.self, forKey: .state)
-        receivedBytes = try c.decodeIfPresent(Int64.self, forKey: .receivedBytes) ?? 0
-        expectedBytes = try c.decodeIfPresent(Int64.self, forKey: .expectedBytes)
-        error = try c.decodeIfPresent(String.self, forKey: .error)
-        fileName = try c.decodeIfPresent(String.self, forKey: .fileName)
-        isArchive = try c.decodeIfPresent(Bool.self, forKey: .isArchive)
-        userInfo = try c.decodeIfPresent([String: String].self, forKey: .userInfo) ?? [:]
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(id, forKey: .id)
-        try c.encode(url, forKey: .url)
-        try c.encodeIfPresent(sha256, forKey: .sha256)
-        try c.encode(unpack, forKey: .unpack)
-        try c.encode(state, forKey: .state)
-        try c.encode(receivedBytes, forKey: .receivedBytes)
-        try c.encodeIfPresent(expectedBytes, forKey: .expectedBytes)
-        try c.encodeIfPresent(error, forKey: .error)
-        try c.encodeIfPresent(fileName, forKey: .fileName)
-        try c.encodeIfPresent(isArchive, forKey: .isArchive)
-        if !userInfo.isEmpty { try c.encode(userInfo, forKey: .userInfo) }
-    }
 }

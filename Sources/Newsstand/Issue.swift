@@ -67,33 +67,4 @@ public struct Issue: Codable, Sendable, Hashable, Identifiable {
         if anyFailed { return .failed }
         return anyComplete ? .downloading : .none
     }
-
-    private enum CodingKeys: String, CodingKey {
-        case name, date, folder, status, assets, removing
-    }
-
-    public init(from decoder: any Decoder) throws {
-        let c = try decoder.container(keyedBy: CodingKeys.self)
-        name = try c.decode(String.self, forKey: .name)
-        date = try c.decode(IssueDate.self, forKey: .date)
-        folderName = try c.decode(String.self, forKey: .folder)
-        status = try c.decode(Status.self, forKey: .status)
-        assets = try c.decodeIfPresent([AssetDownload].self, forKey: .assets) ?? []
-        isBeingRemoved = try c.decodeIfPresent(Bool.self, forKey: .removing) ?? false
-        // A folder name from disk is trusted no more than a user's name.
-        guard SafePathComponent(validating: folderName) != nil else {
-            throw DecodingError.dataCorruptedError(
-                forKey: .folder, in: c, debugDescription: "unsafe folder name \(folderName.debugDescription)")
-        }
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(name, forKey: .name)
-        try c.encode(date, forKey: .date)
-        try c.encode(folderName, forKey: .folder)
-        try c.encode(status, forKey: .status)
-        try c.encode(assets, forKey: .assets)
-        if isBeingRemoved { try c.encode(true, forKey: .removing) }
-    }
 }

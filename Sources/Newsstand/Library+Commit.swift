@@ -24,8 +24,6 @@ extension Library {
                 let (_, manifest) = try await runBlocking {
                     try store.update { manifest in
                         for change in changes { change(&manifest) }
-                        // Statuses depend on the saved in-flight list too, so recompute after every change.
-                        manifest.updateStatuses(ofIssuesAt: manifest.issues.indices)
                     }
                 }
                 self.manifest = manifest

@@ -35,14 +35,8 @@ extension Library {
         issues names: [String]? = nil, options: DownloadOptions = DownloadOptions(),
         onEvent: @escaping @Sendable (DownloadEvent) -> Void = { _ in }
     ) async throws -> DownloadSummary {
-        if let names {
-            let current = try await currentManifest()
-            for name in names where current.issueIndex(named: name) == nil {
-                throw NewsstandError(.issueNotFound, "no issue named \(name.debugDescription) in \(layout.root)")
-            }
-        }
         let wanted = names.map(Set.init)
-        let items = try await select { issue, _, _ in wanted?.contains(issue.name) ?? true }
+        let items = try await select(requiring: names ?? []) { issue, _, _ in wanted?.contains(issue.name) ?? true }
         return try await run(items, options: options, onEvent: onEvent)
     }
 
@@ -96,25 +90,21 @@ extension Library {
 
     // MARK: - Selection
 
-    func currentManifest() async throws -> Manifest {
-        let store = self.store
-        let fresh = try await runBlocking { try store.load() }
-        manifest = fresh
-        return fresh
-    }
-
     /// Marks the chosen incomplete assets as downloading and puts them in the saved list, in one write.
+    /// - Parameter required: Issue names that must exist; if one does not, nothing is changed.
     private func select(
-        _ include: @escaping @Sendable (Issue, AssetDownload, Set<String>) -> Bool
+        requiring required: [String] = [], _ include: @escaping @Sendable (Issue, AssetDownload, Set<String>) -> Bool
     ) async throws -> [WorkItem] {
         let store = self.store
+        let root = layout.root
         let (items, manifest) = try await runBlocking {
             try store.update { manifest -> [WorkItem] in
+                for name in required where manifest.issueIndex(named: name) == nil {
+                    throw NewsstandError(.issueNotFound, "no issue named \(name.debugDescription) in \(root)")
+                }
                 let pending = Set(manifest.pendingDownloads)
                 var items: [WorkItem] = []
-                var touched: [Int] = []
                 for i in manifest.issues.indices where !manifest.issues[i].isBeingRemoved {
-                    var changed = false
                     for a in manifest.issues[i].assets.indices {
                         let asset = manifest.issues[i].assets[a]
                         guard !asset.isComplete, include(manifest.issues[i], asset, pending) else { continue }
@@ -125,11 +115,8 @@ extension Library {
                             WorkItem(
                                 asset: manifest.issues[i].assets[a], issueName: manifest.issues[i].name,
                                 folderName: manifest.issues[i].folderName))
-                        changed = true
                     }
-                    if changed { touched.append(i) }
                 }
-                manifest.updateStatuses(ofIssuesAt: touched)
                 return items
             }
         }
@@ -217,7 +204,7 @@ extension Library {
             onEvent(DownloadEvent(assetID: id, issueName: item.issueName, url: item.asset.url, kind: kind))
         }
         let layout = self.layout
-        let lockPath = "\(layout.downloads)/\(id).lock"
+        let lockPath = layout.assetLock(id)
         let lock: AssetLock?
         do {
             lock = try await runBlocking { try AssetLock(tryPath: lockPath) }
@@ -437,13 +424,29 @@ extension Library {
 
     private func commitAsset(_ asset: AssetDownload, finished: Bool = false) async throws {
         let id = asset.id
-        var missing = false
         try await commit { manifest in
             if !manifest.updateAsset(id, { $0 = asset }) { return }
             if finished { manifest.pendingDownloads.removeAll { $0 == id } }
         }
-        missing = manifest.location(ofAsset: id) == nil
-        if missing { throw NewsstandError(.removed, "the asset \(id) was removed while it was downloading") }
+        if manifest.location(ofAsset: id) == nil {
+            throw NewsstandError(.removed, "the asset \(id) was removed while it was downloading")
+        }
+    }
+
+    /// Deletes an asset's partial, completed and resume files and its lock file, unless another process
+    /// holds the lock (then it returns false and leaves everything).
+    static func discardDownloadFiles(of id: String, layout: LibraryLayout) throws -> Bool {
+        // No lock file means no process is downloading it (and perhaps no `.downloads` folder at all).
+        var held: AssetLock?
+        if POSIX.exists(layout.assetLock(id)) {
+            guard let lock = try AssetLock(tryPath: layout.assetLock(id)) else { return false }
+            held = lock
+        }
+        for path in [layout.partialFile(id), layout.completedFile(id), layout.resumeRecord(id), layout.assetLock(id)] {
+            try POSIX.unlinkIfPresent(path)
+        }
+        withExtendedLifetime(held) {}
+        return true
     }
 
     /// Best-effort clean-up of what crashes leave behind in `.downloads`: files of assets that are complete
@@ -457,12 +460,7 @@ extension Library {
         }
         let ids = Set(names.compactMap { $0.split(separator: ".", maxSplits: 1).first.map(String.init) })
         for id in ids where states[id] ?? true {
-            let lockPath = "\(layout.downloads)/\(id).lock"
-            guard let lock = try? AssetLock(tryPath: lockPath) else { continue }  // busy elsewhere
-            for path in [layout.partialFile(id), layout.completedFile(id), layout.resumeRecord(id), lockPath] {
-                try? POSIX.unlinkIfPresent(path)
-            }
-            withExtendedLifetime(lock) {}
+            _ = try? discardDownloadFiles(of: id, layout: layout)
         }
         if let entries = try? FileManager.default.contentsOfDirectory(atPath: layout.root) {
             for name in entries where name.hasPrefix(".library.json.tmp-") {
@@ -513,12 +511,12 @@ extension Library {
 }
 
 extension Manifest {
-    /// Changes the asset with `id` and its issue's status. Returns false when the asset is gone.
+    /// Changes the asset with `id` (statuses follow when the change is stored). Returns false when the
+    /// asset is gone.
     @discardableResult
     mutating func updateAsset(_ id: String, _ change: (inout AssetDownload) -> Void) -> Bool {
         guard let at = location(ofAsset: id) else { return false }
         change(&issues[at.issue].assets[at.asset])
-        updateStatuses(ofIssuesAt: [at.issue])
         return true
     }
 }

@@ -149,7 +149,6 @@ public actor Library {
                 for request in assets {
                     issue.assets.append(request.makeAsset(id: Library.newAssetID(avoiding: &ids)))
                 }
-                issue.updateStatus(inFlight: [])
                 manifest.issues.append(issue)
                 return issue
             }
@@ -176,7 +175,6 @@ public actor Library {
                 var ids = Set(manifest.issues.lazy.flatMap { $0.assets.lazy.map(\.id) })
                 let asset = request.makeAsset(id: Library.newAssetID(avoiding: &ids))
                 manifest.issues[index].assets.append(asset)
-                manifest.updateStatuses(ofIssuesAt: [index])
                 return asset
             }
         }
@@ -224,19 +222,8 @@ public actor Library {
                 if POSIX.exists(content) { try POSIX.rename(content, trashed) }
             }
             for id in ids {
-                // Only files no other process is using: a running download keeps its lock until it notices.
-                let lockPath = "\(layout.downloads)/\(id).lock"
-                if POSIX.exists(lockPath), let held = try AssetLock(tryPath: lockPath) {
-                    try POSIX.unlinkIfPresent(layout.partialFile(id))
-                    try POSIX.unlinkIfPresent(layout.resumeRecord(id))
-                    try POSIX.unlinkIfPresent(layout.completedFile(id))
-                    try POSIX.unlinkIfPresent(lockPath)
-                    withExtendedLifetime(held) {}
-                } else if !POSIX.exists(lockPath) {
-                    try POSIX.unlinkIfPresent(layout.partialFile(id))
-                    try POSIX.unlinkIfPresent(layout.resumeRecord(id))
-                    try POSIX.unlinkIfPresent(layout.completedFile(id))
-                }
+                // A download still running in another process keeps its files until it notices the removal.
+                _ = try Library.discardDownloadFiles(of: id, layout: layout)
                 try Library.removeTree(layout.stagingFolder(id))
             }
             try POSIX.unlinkIfPresent(layout.issueLock(issue.folderName))

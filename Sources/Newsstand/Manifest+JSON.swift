@@ -55,19 +55,9 @@ extension Manifest {
         var writer = JSONWriter(capacity: 128 + issues.count * 160)
         writer.raw("{")
         writer.key("issues", first: true)
-        writer.raw("[")
-        for (index, issue) in issues.enumerated() {
-            if index > 0 { writer.raw(",") }
-            issue.write(to: &writer)
-        }
-        writer.raw("]")
+        writer.array(issues) { $1.write(to: &$0) }
         writer.key("pendingDownloads")
-        writer.raw("[")
-        for (index, id) in pendingDownloads.enumerated() {
-            if index > 0 { writer.raw(",") }
-            writer.string(id)
-        }
-        writer.raw("]")
+        writer.array(pendingDownloads) { $0.string($1) }
         writer.key("version")
         writer.integer(Int64(version))
         writer.raw("}\n")
@@ -166,12 +156,7 @@ extension Issue {
     func write(to writer: inout JSONWriter) {
         writer.raw("{")
         writer.key("assets", first: true)
-        writer.raw("[")
-        for (index, asset) in assets.enumerated() {
-            if index > 0 { writer.raw(",") }
-            asset.write(to: &writer)
-        }
-        writer.raw("]")
+        writer.array(assets) { $1.write(to: &$0) }
         writer.key("date")
         writer.string(date.description)
         writer.key("folder")

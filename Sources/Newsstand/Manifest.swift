@@ -30,9 +30,9 @@ struct Manifest: Sendable, Hashable {
         return nil
     }
 
-    /// Recomputes the status of every issue (after asset changes).
-    mutating func updateStatuses(ofIssuesAt indices: some Sequence<Int>) {
+    /// Recomputes the status of every issue from its assets and the in-flight list.
+    mutating func updateStatuses() {
         let inFlight = Set(pendingDownloads)
-        for i in indices { issues[i].updateStatus(inFlight: inFlight) }
+        for i in issues.indices { issues[i].updateStatus(inFlight: inFlight) }
     }
 }

@@ -94,7 +94,6 @@ final class DownloadEngine: Sendable {
         // Progress means reaching further than ever before; re-fetching bytes after a restart is not.
         var furthest = startSize
         var fetched: Int64 = 0
-        var lastError = "no attempt made"
         let started = ContinuousClock.now
         while true {
             try Task.checkCancellation()
@@ -131,8 +130,6 @@ final class DownloadEngine: Sendable {
                     }
                 }
             )
-            let sizeBefore = offset
-            var retryAfter: Duration?
             do {
                 let outcome = try await execute(request, delegate: delegate, url: job.url)
                 let (size, digest) = try await sink.drain()
@@ -152,8 +149,7 @@ final class DownloadEngine: Sendable {
                         try verify(job, digest: digest)
                         return Result(size: size, record: record, bytesFetched: fetched + delegate.receivedBytes)
                     }
-                    // Our bytes do not fit the resource any more: start over.
-                    try await runBlocking { try sink.truncateNow() }
+                    // Our bytes do not fit the resource any more: start over (the catch below truncates).
                     throw RangeMismatch(reason: "the server refused the range from byte \(offset) (416)")
                 }
             } catch is CancellationError {
@@ -176,10 +172,9 @@ final class DownloadEngine: Sendable {
                     logger.debug("restarting \(job.url.absoluteString) from zero: \(mismatch.reason)")
                     try await runBlocking { try sink.truncateNow() }
                 }
-                retryAfter = classified.retryAfter
-                lastError = classified.error.message
+                let lastError = classified.error.message
                 let reached = drained?.size ?? sink.size
-                let madeProgress = reached > max(sizeBefore, furthest)
+                let madeProgress = reached > furthest
                 furthest = max(furthest, reached)
                 failuresWithoutProgress = madeProgress ? 0 : failuresWithoutProgress + 1
                 if failuresWithoutProgress >= configuration.retry.maxAttemptsWithoutProgress {
@@ -189,7 +184,8 @@ final class DownloadEngine: Sendable {
                         underlying: error)
                 }
                 let delay = configuration.retry.delay(
-                    attempt: max(failuresWithoutProgress, 1), retryAfter: retryAfter, madeProgress: madeProgress)
+                    attempt: max(failuresWithoutProgress, 1), retryAfter: classified.retryAfter,
+                    madeProgress: madeProgress)
                 progress(.retrying(attempt: failuresWithoutProgress, delay: delay, reason: lastError))
                 try await Task.sleep(for: delay)
             }

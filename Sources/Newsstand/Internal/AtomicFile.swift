@@ -35,13 +35,7 @@ enum AtomicFile {
 
     /// Reads the whole file, or returns nil when it does not exist.
     static func read(_ path: String) throws -> Data? {
-        let fd: Int32
-        do {
-            fd = try POSIX.open(path, O_RDONLY)
-        } catch let error as NewsstandError where !POSIX.exists(path) {
-            _ = error
-            return nil
-        }
+        guard let fd = try POSIX.openIfExists(path, O_RDONLY) else { return nil }
         defer { _ = close(fd) }
         var info = stat()
         guard fstat(fd, &info) == 0 else { throw NewsstandError.posix(errno, "cannot read", path: path) }

@@ -265,6 +265,16 @@ struct JSONWriter {
         bytes.append(UInt8(ascii: "\""))
     }
 
+    /// Writes `[a,b,…]`, each element by `element`.
+    mutating func array<T>(_ items: [T], _ element: (inout JSONWriter, T) -> Void) {
+        bytes.append(UInt8(ascii: "["))
+        for (index, item) in items.enumerated() {
+            if index > 0 { bytes.append(UInt8(ascii: ",")) }
+            element(&self, item)
+        }
+        bytes.append(UInt8(ascii: "]"))
+    }
+
     mutating func integer(_ value: Int64) {
         bytes.append(contentsOf: String(value).utf8)
     }

@@ -15,6 +15,8 @@ struct LibraryLayout: Sendable, Hashable {
     func partialFile(_ id: String) -> String { "\(downloads)/\(id).part" }
     func resumeRecord(_ id: String) -> String { "\(downloads)/\(id).resume.json" }
     func completedFile(_ id: String) -> String { "\(downloads)/\(id).done" }
+    /// Held (non-blocking `flock`) by the one process downloading the asset.
+    func assetLock(_ id: String) -> String { "\(downloads)/\(id).lock" }
     func stagingFolder(_ id: String) -> String { "\(staging)/\(id)" }
     func contentFolder(_ folderName: String) -> String { "\(root)/\(folderName)" }
     /// Held while an issue's folder is filled (merge, placement) or removed.

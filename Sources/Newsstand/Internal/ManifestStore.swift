@@ -65,6 +65,9 @@ final class ManifestStore: Sendable {
         let original = try load()
         var manifest = original
         let result = try body(&manifest)
+        // Statuses are derived from asset states and the in-flight list; recomputing them here, the one
+        // place every change passes, keeps them right whatever the change touched.
+        manifest.updateStatuses()
         if manifest != original {
             manifest.version = Manifest.currentVersion
             try AtomicFile.write(try manifest.encoded(), to: layout.manifest)

@@ -29,6 +29,18 @@ enum POSIX {
         try call("cannot open", path: path) { Glibc.open(path, flags | O_CLOEXEC, mode) }
     }
 
+    /// Opens `path`, or returns nil when it does not exist. The corresponding C function is `open`.
+    static func openIfExists(_ path: String, _ flags: Int32) throws -> Int32? {
+        while true {
+            let fd = Glibc.open(path, flags | O_CLOEXEC, 0)
+            if fd >= 0 { return fd }
+            let code = errno
+            if code == EINTR { continue }
+            if code == ENOENT { return nil }
+            throw NewsstandError.posix(code, "cannot open", path: path)
+        }
+    }
+
     /// Writes every byte of `buffer` at the current offset. The corresponding C function is `write`.
     static func writeAll(_ fd: Int32, _ buffer: UnsafeRawBufferPointer, path: String) throws {
         var offset = 0
