@@ -60,7 +60,7 @@ guard let date = IssueDate(entry.date) else {
 do {
     let library = try await Library.open(at: libraryURL)
     // Adding is a one-time step; a second run of the sample downloads whatever is still missing.
-    if await library.issue(named: entry.name) == nil {
+    if try await library.issue(named: entry.name) == nil {
         let requests = entry.assets.map {
             AssetRequest(url: baseURL.appendingPathComponent($0.path), sha256: $0.sha256, unpack: $0.unpack)
         }
@@ -97,7 +97,7 @@ do {
     }
 
     let folder = try await library.contentURL(forIssueNamed: entry.name)
-    let status = await library.issue(named: entry.name)?.status.rawValue ?? "missing"
+    let status = try await library.issue(named: entry.name)?.status.rawValue ?? "missing"
     print("\(entry.name) is \(status) in \(folder.path)")
     let files = FileManager.default.enumerator(atPath: folder.path)?.compactMap { $0 as? String } ?? []
     for file in files.sorted() {

@@ -41,12 +41,12 @@ public struct Issue: Codable, Sendable, Hashable, Identifiable {
         self.isBeingRemoved = false
     }
 
-    /// Recomputes `status` from the asset states and the saved list of in-flight identifiers.
-    mutating func updateStatus(inFlight: Set<String>) {
-        status = Issue.status(of: assets, inFlight: inFlight)
+    /// Recomputes `status` from the asset states.
+    mutating func updateStatus() {
+        status = Issue.status(of: assets)
     }
 
-    static func status(of assets: [AssetDownload], inFlight: Set<String>) -> Status {
+    static func status(of assets: [AssetDownload]) -> Status {
         guard !assets.isEmpty else { return .none }
         var anyInFlight = false
         var anyFailed = false
@@ -54,9 +54,7 @@ public struct Issue: Codable, Sendable, Hashable, Identifiable {
         var allComplete = true
         for asset in assets {
             // A downloaded archive still waiting to be unpacked is work in progress too.
-            if inFlight.contains(asset.id) || asset.state == .downloading
-                || (asset.state == .downloaded && !asset.isComplete)
-            {
+            if asset.state == .downloading || (asset.state == .downloaded && !asset.isComplete) {
                 anyInFlight = true
             }
             if asset.state == .failed { anyFailed = true }

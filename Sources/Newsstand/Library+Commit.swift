@@ -1,11 +1,14 @@
-/// Group commit: changes queued while a manifest write is in flight go out together in the next one,
-/// so fifty downloads finishing at once cost a few manifest writes, not fifty.
+/// Group commit: catalog changes queued while a write is in flight go out together in the next one,
+/// so fifty downloads finishing at once cost a few lock acquisitions and flushes, not fifty.
 extension Library {
-    typealias Change = @Sendable (inout Manifest) -> Void
+    /// A change to the catalog; returns false when what it meant to change is gone (removed).
+    typealias Change = @Sendable (inout CatalogChanges) throws -> Bool
 
-    /// Applies `change` to the manifest on disk (under the lock) and waits until it is durable.
-    func commit(_ change: @escaping Change) async throws {
-        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+    /// Applies `change` under the catalog's lock and waits until it is durable.
+    /// - Returns: `change`'s result.
+    @discardableResult
+    func commit(_ change: @escaping Change) async throws -> Bool {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Bool, any Error>) in
             queuedChanges.append(QueuedChange(apply: change, continuation: continuation))
             if !isFlushing {
                 isFlushing = true
@@ -18,16 +21,13 @@ extension Library {
         while !queuedChanges.isEmpty {
             let batch = queuedChanges
             queuedChanges = []
-            let store = self.store
+            let catalog = self.catalog
             let changes = batch.map(\.apply)
             do {
-                let (_, manifest) = try await runBlocking {
-                    try store.update { manifest in
-                        for change in changes { change(&manifest) }
-                    }
+                let results = try await runBlocking {
+                    try catalog.write { staged in try changes.map { try $0(&staged) } }
                 }
-                self.manifest = manifest
-                for item in batch { item.continuation.resume() }
+                for (item, result) in zip(batch, results) { item.continuation.resume(returning: result) }
             } catch {
                 for item in batch { item.continuation.resume(throwing: error) }
             }
@@ -38,5 +38,5 @@ extension Library {
 
 struct QueuedChange: Sendable {
     var apply: Library.Change
-    var continuation: CheckedContinuation<Void, any Error>
+    var continuation: CheckedContinuation<Bool, any Error>
 }

@@ -35,8 +35,7 @@ extension Library {
         issues names: [String]? = nil, options: DownloadOptions = DownloadOptions(),
         onEvent: @escaping @Sendable (DownloadEvent) -> Void = { _ in }
     ) async throws -> DownloadSummary {
-        let wanted = names.map(Set.init)
-        let items = try await select(requiring: names ?? []) { issue, _, _ in wanted?.contains(issue.name) ?? true }
+        let items = try await select(names: names, resuming: false)
         return try await run(items, options: options, onEvent: onEvent)
     }
 
@@ -50,7 +49,7 @@ extension Library {
     public func resumeDownloads(
         options: DownloadOptions = DownloadOptions(), onEvent: @escaping @Sendable (DownloadEvent) -> Void = { _ in }
     ) async throws -> DownloadSummary {
-        let items = try await select { _, asset, pending in pending.contains(asset.id) || asset.state == .failed }
+        let items = try await select(names: nil, resuming: true)
         return try await run(items, options: options, onEvent: onEvent)
     }
 
@@ -91,37 +90,56 @@ extension Library {
     // MARK: - Selection
 
     /// Marks the chosen incomplete assets as downloading and puts them in the saved list, in one write.
-    /// - Parameter required: Issue names that must exist; if one does not, nothing is changed.
-    private func select(
-        requiring required: [String] = [], _ include: @escaping @Sendable (Issue, AssetDownload, Set<String>) -> Bool
-    ) async throws -> [WorkItem] {
-        let store = self.store
+    ///
+    /// The issues to look at are found first, without the lock: the named ones; for a resume, those the
+    /// saved list points to (failed assets stay in it, so they are retried); otherwise every issue the
+    /// index does not show as available. Then their records are read and changed under the lock.
+    /// - Parameter names: Issue names that must all exist (if one does not, nothing is changed), or nil.
+    private func select(names: [String]?, resuming: Bool) async throws -> [WorkItem] {
+        let catalog = self.catalog
         let root = layout.root
-        let (items, manifest) = try await runBlocking {
-            try store.update { manifest -> [WorkItem] in
-                for name in required where manifest.issueIndex(named: name) == nil {
+        return try await runBlocking {
+            var keys: [String]
+            var saved: [String: String] = [:]  // asset id → issue key
+            if resuming {
+                for marker in try catalog.pendingMarkers() { saved[marker.id] = marker.key }
+                keys = Array(Set(saved.values)).sorted()
+            } else if let names {
+                var seen = Set<String>()
+                keys = names.map(Catalog.key(for:)).filter { seen.insert($0).inserted }
+            } else {
+                keys = try catalog.openIndex().liveEntries()
+                    .filter { $0.summary.status != .available && !$0.summary.isBeingRemoved }.map(\.key)
+            }
+            return try catalog.write { changes -> [WorkItem] in
+                for name in names ?? [] where try changes.issue(named: name) == nil {
                     throw NewsstandError(.issueNotFound, "no issue named \(name.debugDescription) in \(root)")
                 }
-                let pending = Set(manifest.pendingDownloads)
                 var items: [WorkItem] = []
-                for i in manifest.issues.indices where !manifest.issues[i].isBeingRemoved {
-                    for a in manifest.issues[i].assets.indices {
-                        let asset = manifest.issues[i].assets[a]
-                        guard !asset.isComplete, include(manifest.issues[i], asset, pending) else { continue }
-                        if asset.state != .downloaded { manifest.issues[i].assets[a].state = .downloading }
-                        manifest.issues[i].assets[a].error = nil
-                        if !pending.contains(asset.id) { manifest.pendingDownloads.append(asset.id) }
+                var seen = Set<String>()
+                for key in keys {
+                    guard var issue = try changes.issue(key: key), !issue.isBeingRemoved else { continue }
+                    for a in issue.assets.indices {
+                        let asset = issue.assets[a]
+                        seen.insert(asset.id)
+                        if resuming, saved[asset.id] == nil { continue }
+                        if asset.isComplete {
+                            if saved[asset.id] != nil { changes.clearPending(asset.id) }
+                            continue
+                        }
+                        if asset.state != .downloaded { issue.assets[a].state = .downloading }
+                        issue.assets[a].error = nil
+                        if saved[asset.id] != key { changes.markPending(asset.id, issueNamed: issue.name) }
                         items.append(
-                            WorkItem(
-                                asset: manifest.issues[i].assets[a], issueName: manifest.issues[i].name,
-                                folderName: manifest.issues[i].folderName))
+                            WorkItem(asset: issue.assets[a], issueName: issue.name, folderName: issue.folderName))
                     }
+                    try changes.put(issue)
                 }
+                // Saved entries whose asset or issue is gone point nowhere.
+                for id in saved.keys where !seen.contains(id) { changes.clearPending(id) }
                 return items
             }
         }
-        self.manifest = manifest
-        return items
     }
 
     // MARK: - Running
@@ -132,14 +150,13 @@ extension Library {
         var summary = DownloadSummary()
         guard !items.isEmpty else { return summary }
         let layout = self.layout
-        let snapshot = manifest
-        let store = self.store
+        let catalog = self.catalog
         try await runBlocking {
             try POSIX.makeDirectory(layout.downloads)
             try POSIX.makeDirectory(layout.staging)
-            // Content folders of removals that a crash interrupted after the manifest was updated.
+            // Content folders of removals that a crash interrupted after the catalog was updated.
             try? Library.removeTree(layout.trash)
-            Library.sweepDownloads(layout: layout, manifest: (try? store.load()) ?? snapshot)
+            Library.sweepDownloads(layout: layout, catalog: catalog)
         }
         let engine = self.engine ?? DownloadEngine(configuration: configuration, logger: logger)
         self.engine = engine
@@ -220,12 +237,11 @@ extension Library {
         var fetched: Int64 = 0
         do {
             // Another process may have finished (or removed) it between our selection and our lock.
-            let store = self.store
-            let latest = try await runBlocking { try store.load() }
-            guard let at = latest.location(ofAsset: id), !latest.issues[at.issue].isBeingRemoved else {
+            let catalog = self.catalog
+            let latest = try await runBlocking { try catalog.issue(named: item.issueName) }
+            guard let latest, !latest.isBeingRemoved, var asset = latest.assets.first(where: { $0.id == id }) else {
                 return .removed
             }
-            var asset = latest.issues[at.issue].assets[at.asset]
             if asset.isComplete {
                 emit(.finished(asset))
                 return .finished(asset, fetched: 0)
@@ -290,15 +306,15 @@ extension Library {
     ) async -> Outcome {
         let id = item.asset.id
         let received = bytesOnDisk(assetID: id) ?? 0
-        try? await commit { manifest in
-            manifest.updateAsset(id) { asset in
+        // The asset stays in the saved list, so that `resume` retries it.
+        let listed = try? await commit { changes in
+            try changes.updateAsset(id, ofIssueNamed: item.issueName) { asset in
                 asset.state = .failed
                 asset.error = error.message
                 asset.receivedBytes = received
             }
-            manifest.pendingDownloads.removeAll { $0 == id }
         }
-        if await manifest.location(ofAsset: id) == nil { return .removed }
+        if listed == false { return .removed }
         emit(.failed(error))
         return .failed(error, fetched: fetched)
     }
@@ -313,7 +329,7 @@ extension Library {
         let completed = layout.completedFile(id)
         let content = layout.contentFolder(item.folderName)
         var asset = asset
-        let store = self.store
+        let catalog = self.catalog
         let issueLock = layout.issueLock(item.folderName)
         /// Runs `body` holding the issue's lock, and only while the issue is still listed and not being
         /// removed: `remove` takes the same lock, so a removed issue's folder is never recreated, and two
@@ -321,8 +337,8 @@ extension Library {
         @Sendable func whileListed<T>(_ body: () throws -> T) throws -> T {
             let lock = try FileLock(path: issueLock)
             defer { withExtendedLifetime(lock) {} }
-            let manifest = try store.load()
-            guard let at = manifest.location(ofAsset: id), !manifest.issues[at.issue].isBeingRemoved else {
+            let issue = try catalog.issue(named: item.issueName)
+            guard let issue, !issue.isBeingRemoved, issue.assets.contains(where: { $0.id == id }) else {
                 try? POSIX.unlinkIfPresent(completed)
                 throw NewsstandError(.removed, "the asset \(id) was removed while it was downloading")
             }
@@ -336,7 +352,7 @@ extension Library {
             asset.fileName = placed
             asset.error = nil
             let done = asset
-            try await commitAsset(done, finished: true)
+            try await commitAsset(done, of: item, finished: true)
             try? await runBlocking { try POSIX.unlinkIfPresent(layout.resumeRecord(id)) }
             return done
         }
@@ -345,7 +361,7 @@ extension Library {
             asset.state = .downloaded
             asset.isArchive = true
             let snapshot = asset
-            try await commitAsset(snapshot)
+            try await commitAsset(snapshot, of: item)
             emit(.unpacking)
             let limits = configuration.unpackLimits
             let keep = options.keepArchives
@@ -385,7 +401,7 @@ extension Library {
             asset.fileName = placedName
             asset.error = nil
             let done = asset
-            try await commitAsset(done, finished: true)
+            try await commitAsset(done, of: item, finished: true)
             try? await runBlocking {
                 try POSIX.unlinkIfPresent(completed)
                 try POSIX.unlinkIfPresent(layout.resumeRecord(id))
@@ -417,18 +433,19 @@ extension Library {
         asset.fileName = name
         asset.error = nil
         let done = asset
-        try await commitAsset(done, finished: true)
+        try await commitAsset(done, of: item, finished: true)
         try? await runBlocking { try POSIX.unlinkIfPresent(layout.resumeRecord(id)) }
         return done
     }
 
-    private func commitAsset(_ asset: AssetDownload, finished: Bool = false) async throws {
+    private func commitAsset(_ asset: AssetDownload, of item: WorkItem, finished: Bool = false) async throws {
         let id = asset.id
-        try await commit { manifest in
-            if !manifest.updateAsset(id, { $0 = asset }) { return }
-            if finished { manifest.pendingDownloads.removeAll { $0 == id } }
+        let listed = try await commit { changes in
+            guard try changes.updateAsset(id, ofIssueNamed: item.issueName, { $0 = asset }) else { return false }
+            if finished { changes.clearPending(id) }
+            return true
         }
-        if manifest.location(ofAsset: id) == nil {
+        if !listed {
             throw NewsstandError(.removed, "the asset \(id) was removed while it was downloading")
         }
     }
@@ -449,22 +466,23 @@ extension Library {
         return true
     }
 
-    /// Best-effort clean-up of what crashes leave behind in `.downloads`: files of assets that are complete
-    /// or gone (a crash between the last commit and the delete), skipping any asset another process holds,
-    /// and manifest temporaries older than ten minutes.
-    static func sweepDownloads(layout: LibraryLayout, manifest: Manifest) {
-        guard let names = try? FileManager.default.contentsOfDirectory(atPath: layout.downloads) else { return }
-        var states: [String: Bool] = [:]
-        for issue in manifest.issues {
-            for asset in issue.assets { states[asset.id] = asset.isComplete }
-        }
+    /// Best-effort clean-up of what crashes leave behind in `.downloads`: the files of assets that are
+    /// not in the saved list (complete, or gone: a crash between the last commit and the delete),
+    /// skipping any asset another process holds, and catalog temporaries older than ten minutes.
+    static func sweepDownloads(layout: LibraryLayout, catalog: Catalog) {
+        // The folder is listed before the saved list is read: an asset's files are only ever created
+        // after its entry, so nothing in flight can look stale.
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: layout.downloads),
+            let saved = try? Set(catalog.pendingMarkers().map(\.id))
+        else { return }
         let ids = Set(names.compactMap { $0.split(separator: ".", maxSplits: 1).first.map(String.init) })
-        for id in ids where states[id] ?? true {
+        for id in ids where !saved.contains(id) {
             _ = try? discardDownloadFiles(of: id, layout: layout)
         }
-        if let entries = try? FileManager.default.contentsOfDirectory(atPath: layout.root) {
-            for name in entries where name.hasPrefix(".library.json.tmp-") {
-                let path = "\(layout.root)/\(name)"
+        for folder in [layout.root, layout.catalog] {
+            guard let entries = try? FileManager.default.contentsOfDirectory(atPath: folder) else { continue }
+            for name in entries where name.hasPrefix(".library.json.tmp-") || name.hasPrefix(".intent.tmp-") {
+                let path = "\(folder)/\(name)"
                 if let date = (try? FileManager.default.attributesOfItem(atPath: path))?[.modificationDate] as? Date,
                     date.timeIntervalSinceNow < -600
                 {
@@ -510,13 +528,17 @@ extension Library {
     }
 }
 
-extension Manifest {
-    /// Changes the asset with `id` (statuses follow when the change is stored). Returns false when the
-    /// asset is gone.
-    @discardableResult
-    mutating func updateAsset(_ id: String, _ change: (inout AssetDownload) -> Void) -> Bool {
-        guard let at = location(ofAsset: id) else { return false }
-        change(&issues[at.issue].assets[at.asset])
+extension CatalogChanges {
+    /// Changes the asset with `id` of the named issue (statuses follow when the change is stored).
+    /// - Returns: false when the issue or the asset is gone, or the issue is being removed.
+    mutating func updateAsset(
+        _ id: String, ofIssueNamed name: String, _ change: (inout AssetDownload) -> Void
+    ) throws -> Bool {
+        guard var issue = try issue(named: name), !issue.isBeingRemoved,
+            let index = issue.assets.firstIndex(where: { $0.id == id })
+        else { return false }
+        change(&issue.assets[index])
+        try put(issue)
         return true
     }
 }

@@ -13,52 +13,56 @@ public actor Library {
     /// How downloads and unpacking behave.
     public nonisolated let configuration: Configuration
     nonisolated let layout: LibraryLayout
-    nonisolated let store: ManifestStore
+    nonisolated let catalog: Catalog
     nonisolated let logger: Logger
-    /// The manifest as last read or written by this process.
-    var manifest: Manifest
     /// Downloads running in this process, by asset identifier, so that `remove` can cancel them.
     var activeTasks: [String: Task<Outcome, Never>] = [:]
     /// The HTTP engine, created on the first download (catalog commands never start event loops).
     var engine: DownloadEngine?
-    /// Manifest changes waiting for the next group commit.
+    /// Catalog changes waiting for the next group commit.
     var queuedChanges: [QueuedChange] = []
     var isFlushing = false
 
-    private init(rootURL: URL, configuration: Configuration, logger: Logger, store: ManifestStore, manifest: Manifest) {
+    private init(rootURL: URL, configuration: Configuration, logger: Logger, catalog: Catalog) {
         self.rootURL = rootURL
         self.configuration = configuration
-        self.layout = store.layout
-        self.store = store
+        self.layout = catalog.layout
+        self.catalog = catalog
         self.logger = logger
-        self.manifest = manifest
     }
 
-    /// Opens the library at `url`, creating the folder on first use.
+    /// Opens the library at `url`, creating the folder on first use, and upgrades a version-1 catalog.
     /// - Parameters:
     ///   - url: The library folder.
     ///   - configuration: Download, retry and unpack settings.
     ///   - logger: Where the library logs; it never bootstraps logging itself.
+    ///   - createIfMissing: Whether a missing library is created (false for read-only use: a missing
+    ///     library is then an error naming the path, and nothing is created).
     /// - Returns: The opened library. Call ``shutdown()`` when done if it downloaded anything.
     /// - Throws: `NewsstandError` `.libraryUnavailable`, or `.manifestUnreadable` /
-    ///   `.manifestFromNewerVersion` when `library.json` cannot be used (it is then left untouched).
+    ///   `.manifestFromNewerVersion` when the catalog cannot be used (it is then left untouched).
     public static func open(
-        at url: URL, configuration: Configuration = Configuration(), logger: Logger = Logger(label: "newsstand")
+        at url: URL, configuration: Configuration = Configuration(), logger: Logger = Logger(label: "newsstand"),
+        createIfMissing: Bool = true
     ) async throws -> Library {
         let root = url.standardizedFileURL
         let layout = LibraryLayout(root: root.path)
-        let store = ManifestStore(layout: layout)
-        let manifest = try await runBlocking {
-            do {
-                try FileManager.default.createDirectory(atPath: layout.root, withIntermediateDirectories: true)
-            } catch {
-                throw NewsstandError(
-                    .libraryUnavailable, "cannot create library folder \(layout.root): \(error.localizedDescription)",
-                    underlying: error)
+        let catalog = Catalog(layout: layout, durable: true)
+        try await runBlocking {
+            if createIfMissing {
+                do {
+                    try FileManager.default.createDirectory(atPath: layout.root, withIntermediateDirectories: true)
+                } catch {
+                    throw NewsstandError(
+                        .libraryUnavailable,
+                        "cannot create library folder \(layout.root): \(error.localizedDescription)", underlying: error)
+                }
+            } else if !POSIX.exists(layout.root) {
+                throw NewsstandError(.libraryUnavailable, "there is no library at \(layout.root)")
             }
-            return try store.load()
+            try catalog.prepare(create: createIfMissing)
         }
-        return Library(rootURL: root, configuration: configuration, logger: logger, store: store, manifest: manifest)
+        return Library(rootURL: root, configuration: configuration, logger: logger, catalog: catalog)
     }
 
     /// Stops the HTTP engine, if one was started. Downloads still running are cancelled first.
@@ -72,29 +76,54 @@ public actor Library {
 
     // MARK: - Reading
 
-    /// Re-reads `library.json`, picking up changes made by other processes.
-    public func reload() async throws {
-        let store = self.store
-        manifest = try await runBlocking { try store.load() }
+    /// Every issue's summary, newest date first (then by name), read from the catalog's index: the
+    /// cheap way to list a large library.
+    /// - Parameter status: Only issues with this status, when given.
+    public func summaries(status: Issue.Status? = nil) async throws -> [IssueSummary] {
+        let catalog = self.catalog
+        return try await runBlocking {
+            var all = try catalog.openIndex().liveEntries().map(\.summary).filter {
+                status == nil || $0.status == status
+            }
+            all.sort(by: IssueSummary.newestFirst)
+            return all
+        }
     }
 
-    /// Every issue, newest date first (then by name).
-    public var issues: [Issue] {
-        // Sorting indices moves 8-byte integers instead of whole issues: noticeably faster at 100,000.
-        let all = manifest.issues
-        return all.indices.sorted { Library.newestFirst(all[$0], all[$1]) }.map { all[$0] }
+    /// Every issue with its assets, newest date first (then by name).
+    /// - Parameter status: Only issues with this status, when given.
+    public func issues(status: Issue.Status? = nil) async throws -> [Issue] {
+        let catalog = self.catalog
+        return try await runBlocking {
+            let reader = try catalog.openIndex()
+            var entries = try reader.liveEntries().filter { status == nil || $0.summary.status == status }
+            entries.sort { IssueSummary.newestFirst($0.summary, $1.summary) }
+            var buffer: [UInt8] = []
+            return try entries.map { entry in
+                try reader.recordBytes(entry, into: &buffer)
+                return try buffer.withUnsafeBufferPointer { try IssueRecord.decode($0, path: reader.path) }
+            }
+        }
     }
 
-    /// The issue with this exact name (NewsstandKit's `issue(withName:)`), or nil.
-    public func issue(named name: String) -> Issue? {
-        manifest.issueIndex(named: name).map { manifest.issues[$0] }
+    /// The issue with this exact name (NewsstandKit's `issue(withName:)`), or nil. Reads one record.
+    public func issue(named name: String) async throws -> Issue? {
+        let catalog = self.catalog
+        return try await runBlocking { try catalog.issue(named: name) }
     }
 
     /// The assets whose downloads were started and have not finished (NewsstandKit's
-    /// `downloadingAssets`): what ``resumeDownloads(options:)`` picks up after a relaunch.
-    public var downloadingAssets: [AssetDownload] {
-        manifest.pendingDownloads.compactMap { id in
-            manifest.location(ofAsset: id).map { manifest.issues[$0.issue].assets[$0.asset] }
+    /// `downloadingAssets`): what ``resumeDownloads(options:onEvent:)`` picks up after a relaunch.
+    public func downloadingAssets() async throws -> [AssetDownload] {
+        let catalog = self.catalog
+        return try await runBlocking {
+            let markers = try catalog.pendingMarkers()
+            var issues: [String: Issue?] = [:]
+            return try markers.compactMap { marker -> AssetDownload? in
+                if issues[marker.key] == nil { issues[marker.key] = .some(try catalog.record(key: marker.key)) }
+                let issue = issues[marker.key] ?? nil
+                return issue?.assets.first { $0.id == marker.id && $0.state != .failed }
+            }
         }
     }
 
@@ -106,21 +135,21 @@ public actor Library {
     /// The content folder of the named issue, created if it went missing.
     /// - Throws: `.issueNotFound`, or `.io` when the folder cannot be created.
     public func contentURL(forIssueNamed name: String) async throws -> URL {
-        let issue = try existingIssue(named: name)
+        let issue = try await existingIssue(named: name)
         let folder = layout.contentFolder(issue.folderName)
         try await runBlocking { try POSIX.makeDirectory(folder) }
         return URL(fileURLWithPath: folder, isDirectory: true)
     }
 
-    static func newestFirst(_ a: Issue, _ b: Issue) -> Bool {
-        a.date != b.date ? a.date > b.date : a.name < b.name
-    }
-
-    func existingIssue(named name: String) throws -> Issue {
-        guard let issue = issue(named: name) else {
-            throw NewsstandError(.issueNotFound, "no issue named \(name.debugDescription) in \(layout.root)")
+    func existingIssue(named name: String) async throws -> Issue {
+        guard let issue = try await issue(named: name), !issue.isBeingRemoved else {
+            throw notFound(name)
         }
         return issue
+    }
+
+    nonisolated func notFound(_ name: String) -> NewsstandError {
+        NewsstandError(.issueNotFound, "no issue named \(name.debugDescription) in \(layout.root)")
     }
 
     // MARK: - Changing the catalog
@@ -136,26 +165,29 @@ public actor Library {
     public func addIssue(named name: String, date: IssueDate, assets: [AssetRequest] = []) async throws -> Issue {
         try Library.validateName(name)
         for request in assets { try request.validate() }
-        let layout = self.layout
-        let store = self.store
-        let (issue, manifest) = try await runBlocking {
-            try store.update { manifest -> Issue in
-                if manifest.issueIndex(named: name) != nil {
-                    throw NewsstandError(.duplicateIssue, "an issue named \(name.debugDescription) already exists")
-                }
-                let folder = Library.uniqueFolderName(for: name, in: manifest, layout: layout)
-                var issue = Issue(name: name, date: date, folderName: folder)
-                var ids = Set(manifest.issues.lazy.flatMap { $0.assets.lazy.map(\.id) })
-                for request in assets {
-                    issue.assets.append(request.makeAsset(id: Library.newAssetID(avoiding: &ids)))
-                }
-                manifest.issues.append(issue)
-                return issue
+        let catalog = self.catalog
+        return try await runBlocking {
+            try catalog.write { changes in
+                try Library.stageNewIssue(named: name, date: date, assets: assets, in: &changes)
             }
         }
-        self.manifest = manifest
-        // After the manifest names it, so a crash never leaves a folder nothing lists.
-        try await runBlocking { try POSIX.makeDirectory(layout.contentFolder(issue.folderName)) }
+    }
+
+    /// Stages a new issue, its assets and its content folder.
+    static func stageNewIssue(
+        named name: String, date: IssueDate, assets: [AssetRequest], in changes: inout CatalogChanges
+    ) throws -> Issue {
+        if try changes.issue(named: name) != nil {
+            throw NewsstandError(.duplicateIssue, "an issue named \(name.debugDescription) already exists")
+        }
+        let folder = try uniqueFolderName(for: name, catalog: changes.catalog, claimed: changes.foldersToCreate)
+        var issue = Issue(name: name, date: date, folderName: folder)
+        issue.assets = assets.map { $0.makeAsset(id: Library.newAssetID()) }
+        try changes.put(issue)
+        // Created under the same lock, after the record names it: a crash never leaves a folder that no
+        // issue lists, and the next add sees the name taken.
+        changes.createFolder(folder)
+        issue.updateStatus()
         return issue
     }
 
@@ -165,43 +197,41 @@ public actor Library {
     @discardableResult
     public func addAsset(toIssueNamed name: String, _ request: AssetRequest) async throws -> AssetDownload {
         try request.validate()
-        let layout = self.layout
-        let store = self.store
-        let (asset, manifest) = try await runBlocking {
-            try store.update { manifest -> AssetDownload in
-                guard let index = manifest.issueIndex(named: name), !manifest.issues[index].isBeingRemoved else {
-                    throw NewsstandError(.issueNotFound, "no issue named \(name.debugDescription) in \(layout.root)")
-                }
-                var ids = Set(manifest.issues.lazy.flatMap { $0.assets.lazy.map(\.id) })
-                let asset = request.makeAsset(id: Library.newAssetID(avoiding: &ids))
-                manifest.issues[index].assets.append(asset)
+        let catalog = self.catalog
+        let notFound = self.notFound(name)
+        return try await runBlocking {
+            try catalog.write { changes -> AssetDownload in
+                guard var issue = try changes.issue(named: name), !issue.isBeingRemoved else { throw notFound }
+                let asset = request.makeAsset(id: Library.newAssetID())
+                issue.assets.append(asset)
+                try changes.put(issue)
                 return asset
             }
         }
-        self.manifest = manifest
-        return asset
     }
 
     /// Removes an issue: cancels its downloads, deletes its content folder and partial files, and
-    /// drops it from the manifest.
+    /// drops it from the catalog.
     ///
     /// The order makes every crash recoverable: the issue is first marked as being removed (still
-    /// listed), its folder is moved into the library's trash in one rename, partial files go, then the
-    /// manifest entry goes, then the trash is emptied. Running `remove` again finishes an interrupted one.
+    /// listed); then, under the issue's lock and the catalog's lock together, its folder is moved into
+    /// the library's trash in one rename and its record is deleted, so its folder name is never free on
+    /// disk while a record still claims it; then its partial files go and the trash is emptied (what a
+    /// crash leaves there is swept by the next download run). Running `remove` again finishes an
+    /// interrupted one.
     /// - Throws: `.issueNotFound`, or I/O errors (the issue then stays listed).
     public func removeIssue(named name: String) async throws {
         let layout = self.layout
-        let store = self.store
-        let (issue, marked) = try await runBlocking {
-            try store.update { manifest -> Issue in
-                guard let index = manifest.issueIndex(named: name) else {
-                    throw NewsstandError(.issueNotFound, "no issue named \(name.debugDescription) in \(layout.root)")
-                }
-                manifest.issues[index].isBeingRemoved = true
-                return manifest.issues[index]
+        let catalog = self.catalog
+        let notFound = self.notFound(name)
+        let issue = try await runBlocking {
+            try catalog.write { changes -> Issue in
+                guard var issue = try changes.issue(named: name) else { throw notFound }
+                issue.isBeingRemoved = true
+                try changes.put(issue)
+                return issue
             }
         }
-        manifest = marked
         let ids = issue.assets.map(\.id)
         for id in ids {
             activeTasks[id]?.cancel()
@@ -209,7 +239,7 @@ public actor Library {
         for id in ids {
             _ = await activeTasks[id]?.value
         }
-        let (_, final) = try await runBlocking {
+        try await runBlocking {
             let content = layout.contentFolder(issue.folderName)
             try POSIX.makeDirectory(layout.trash)
             try POSIX.makeDirectory(layout.staging)
@@ -219,7 +249,12 @@ public actor Library {
                 // issue is not being removed; so after this, nothing recreates it.
                 let lock = try FileLock(path: layout.issueLock(issue.folderName))
                 defer { withExtendedLifetime(lock) {} }
-                if POSIX.exists(content) { try POSIX.rename(content, trashed) }
+                try catalog.write { changes in
+                    if POSIX.exists(content) { try POSIX.rename(content, trashed) }
+                    CrashPoint.reached("remove-trashed")
+                    try changes.delete(named: name)
+                    for id in ids { changes.clearPending(id) }
+                }
             }
             for id in ids {
                 // A download still running in another process keeps its files until it notices the removal.
@@ -227,17 +262,8 @@ public actor Library {
                 try Library.removeTree(layout.stagingFolder(id))
             }
             try POSIX.unlinkIfPresent(layout.issueLock(issue.folderName))
-            let result = try store.update { manifest in
-                manifest.issues.removeAll { $0.name == name }
-                let gone = Set(ids)
-                manifest.pendingDownloads.removeAll { gone.contains($0) }
-            }
-            // Best effort: the issue is already gone from the manifest, and anything left in the trash is
-            // emptied by the next download run.
-            try? Library.removeTree(trashed)
-            return result
+            try Library.removeTree(trashed)
         }
-        manifest = final
     }
 
     // MARK: - Helpers
@@ -262,27 +288,28 @@ public actor Library {
         }
     }
 
-    /// A folder name derived from `name`, unique among the library's issues (case-insensitively, so a
-    /// library can move to a case-insensitive disk) and not already taken on disk.
-    static func uniqueFolderName(for name: String, in manifest: Manifest, layout: LibraryLayout) -> String {
+    /// A folder name derived from `name`, not taken on disk, not reserved by the library, and not
+    /// claimed (case-insensitively) by another issue, including the others of the same change.
+    static func uniqueFolderName(for name: String, catalog: Catalog, claimed: [String]) throws -> String {
         var base = SafePathComponent(sanitizing: name)
         if LibraryLayout.isReserved(base.value) { base = SafePathComponent(sanitizing: "_" + base.value) }
-        let taken = Set(manifest.issues.lazy.map { $0.folderName.lowercased() })
+        let inChange = Set(claimed.map { $0.lowercased() })
         var candidate = base
         var n = 2
-        while taken.contains(candidate.value.lowercased()) || POSIX.exists(layout.contentFolder(candidate.value)) {
+        while try POSIX.exists(catalog.layout.contentFolder(candidate.value))
+            || inChange.contains(candidate.value.lowercased()) || catalog.isFolderClaimed(candidate.value)
+        {
             candidate = base.withSuffix(n)
             n += 1
         }
         return candidate.value
     }
 
-    static func newAssetID(avoiding ids: inout Set<String>) -> String {
-        while true {
-            let id = String(UInt64.random(in: 0...UInt64.max) & 0xFFFF_FFFF_FFFF, radix: 16)
-            let padded = String(repeating: "0", count: 12 - id.count) + id
-            if ids.insert(padded).inserted { return padded }
-        }
+    /// A new asset identifier: 64 random bits in hex, unique without consulting the catalog (the
+    /// chance of two equal among a million assets is about 3 in 100 million).
+    static func newAssetID() -> String {
+        let id = String(UInt64.random(in: 0...UInt64.max), radix: 16)
+        return String(repeating: "0", count: 16 - id.count) + id
     }
 
     static func removeTree(_ path: String) throws {

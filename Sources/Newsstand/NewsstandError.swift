@@ -10,7 +10,7 @@ public struct NewsstandError: Error, Sendable, CustomStringConvertible {
             case issueNotFound, duplicateIssue, invalidIssueName, invalidDate, invalidURL, invalidChecksum
             case assetNotFound, manifestUnreadable, manifestFromNewerVersion, libraryUnavailable, io
             case httpStatus, network, checksumMismatch, lengthMismatch, diskFull, tooManyRedirects
-            case unsafeArchiveEntry, unpackFailed, cancelled, removed
+            case unsafeArchiveEntry, unpackFailed, cancelled, removed, invalidImport
         }
         private let base: Base
         private init(_ base: Base) { self.base = base }
@@ -58,6 +58,8 @@ public struct NewsstandError: Error, Sendable, CustomStringConvertible {
         public static let cancelled = Code(.cancelled)
         /// The issue or asset was removed while it was being worked on.
         public static let removed = Code(.removed)
+        /// An import file is not JSON of issues (per-issue problems are in the import report instead).
+        public static let invalidImport = Code(.invalidImport)
     }
 
     /// What kind of failure this is.

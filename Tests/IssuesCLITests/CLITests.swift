@@ -29,7 +29,7 @@ import Testing
                 ], lib)
             #expect(r.status == 0)
             let id = r.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
-            #expect(id.count == 12 && id.allSatisfy(\.isHexDigit))
+            #expect(id.count == 16 && id.allSatisfy(\.isHexDigit))
 
             r = try run(["list"], lib)
             #expect(r.status == 0)
@@ -128,7 +128,7 @@ import Testing
             #expect(manifestBytes(lib) == before)
             #expect(
                 try FileManager.default.contentsOfDirectory(atPath: lib.path).sorted() == [
-                    ".lock", "Existing", "library.json",
+                    ".catalog", ".lock", "Existing", "library.json",
                 ])
         }
     }

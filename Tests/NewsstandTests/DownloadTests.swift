@@ -52,8 +52,8 @@ import Testing
                 #expect(asset.fileName == "report.pdf")
                 #expect(asset.receivedBytes == 300_000 && asset.expectedBytes == 300_000)
                 #expect(try await contentFile(library, "report.pdf") == body)
-                #expect(await library.issue(named: "Issue")?.status == .available)
-                #expect(await library.downloadingAssets.isEmpty)
+                #expect(try await library.issue(named: "Issue")?.status == .available)
+                #expect(try await library.downloadingAssets().isEmpty)
                 #expect(server.bodyBytesSent("/papers/report.pdf") == body.count)
                 #expect(events.contains { if case .finished = $0.kind { true } else { false } })
                 // Nothing is left in the library's work areas.
@@ -185,8 +185,8 @@ import Testing
                 #expect(asset.error?.contains(server.url("/gone.pdf")) == true)
                 #expect(summary.failed[asset.id] != nil)
                 #expect(server.requestCount("/gone.pdf") == 1)
-                #expect(await library.issue(named: "Issue")?.status == .failed)
-                #expect(await library.downloadingAssets.isEmpty)
+                #expect(try await library.issue(named: "Issue")?.status == .failed)
+                #expect(try await library.downloadingAssets().isEmpty)
             }
         }
     }
@@ -348,7 +348,7 @@ import Testing
                     if case .finished = $0.kind { $0.url.lastPathComponent } else { nil }
                 }
                 #expect(finishedOrder.last == "slow.bin")
-                #expect(await library.issue(named: "Issue")?.status == .available)
+                #expect(try await library.issue(named: "Issue")?.status == .available)
             }
         }
     }
@@ -374,8 +374,8 @@ import Testing
                 #expect(summary.interrupted == [id])
                 let onDisk = try #require(library.bytesOnDisk(assetID: id))
                 #expect(onDisk > 0 && onDisk < body.count)
-                #expect(await library.downloadingAssets.map(\.id) == [id])
-                #expect(await library.issue(named: "Issue")?.status == .downloading)
+                #expect(try await library.downloadingAssets().map(\.id) == [id])
+                #expect(try await library.issue(named: "Issue")?.status == .downloading)
 
                 server.setFaults("/big.bin", Faults())
                 let resumed = try await library.resumeDownloads()
@@ -411,7 +411,7 @@ import Testing
                 let summary = try await run.value
                 #expect(summary.interrupted == [slowID])
                 #expect(summary.finished == [issue.assets[1].id])
-                #expect(await library.downloadingAssets.map(\.id) == [slowID])
+                #expect(try await library.downloadingAssets().map(\.id) == [slowID])
                 #expect(server.bodyBytesSent("/slow.bin") < slow.count)
                 server.setFaults("/slow.bin", Faults())
                 let resumed = try await library.resumeDownloads()
@@ -436,11 +436,11 @@ import Testing
                         assets: [AssetRequest(url: try #require(URL(string: server.url("/k.zip"))))])
                     let id = try #require(issue.assets.first?.id)
                     try await library.download(options: DownloadOptions(keepArchives: true))
-                    #expect(await library.issue(named: "Issue")?.assets.first?.fileName == "k.zip")
+                    #expect(try await library.issue(named: "Issue")?.assets.first?.fileName == "k.zip")
                     // Rewind to the instant after the archive was merged and placed, before the commit.
-                    try await library.commit { manifest in
-                        manifest.updateAsset(id) { $0.state = .downloaded }
-                        manifest.pendingDownloads.append(id)
+                    try await library.commit { changes in
+                        changes.markPending(id, issueNamed: "Issue")
+                        return try changes.updateAsset(id, ofIssueNamed: "Issue") { $0.state = .downloaded }
                     }
                     var record = ResumeRecord(
                         url: server.url("/k.zip"), etag: "\"x\"", expectedBytes: Int64(bytes.count))
@@ -496,8 +496,8 @@ import Testing
                 try await library.removeIssue(named: "Issue")
                 _ = try await run.value
                 try await library.shutdown()
-                #expect(await library.issues.isEmpty)
-                #expect(await library.downloadingAssets.isEmpty)
+                #expect(try await library.issues().isEmpty)
+                #expect(try await library.downloadingAssets().isEmpty)
                 #expect(!FileManager.default.fileExists(atPath: library.contentURL(for: issue).path))
                 let leftovers = try FileManager.default.contentsOfDirectory(
                     atPath: root.appendingPathComponent(".downloads").path)
@@ -543,7 +543,7 @@ final class Flag: Sendable {
                 try await library.shutdown()
                 let left = try FileManager.default.contentsOfDirectory(atPath: downloads.path)
                 #expect(left.isEmpty, "\(left)")
-                #expect(await library.issue(named: "I")?.assets.first?.id == issue.assets.first?.id)
+                #expect(try await library.issue(named: "I")?.assets.first?.id == issue.assets.first?.id)
             }
         }
     }

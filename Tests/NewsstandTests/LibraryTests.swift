@@ -16,7 +16,7 @@ import Testing
             let asset = try await library.addAsset(
                 toIssueNamed: "Old", AssetRequest(url: url, sha256: String(repeating: "F", count: 64)))
             #expect(asset.sha256 == String(repeating: "f", count: 64))
-            #expect(await library.issues.map(\.name) == ["New", "Old"])
+            #expect(try await library.issues().map(\.name) == ["New", "Old"])
             #expect(issue.assets.count == 1)
             var isDirectory: ObjCBool = false
             #expect(
@@ -25,12 +25,11 @@ import Testing
 
             // A second Library on the same folder sees everything.
             let other = try await Library.open(at: root)
-            #expect(await other.issue(named: "Old")?.assets.count == 1)
+            #expect(try await other.issue(named: "Old")?.assets.count == 1)
 
             try await library.removeIssue(named: "New")
             #expect(!FileManager.default.fileExists(atPath: library.contentURL(for: issue).path))
-            try await other.reload()
-            #expect(await other.issues.map(\.name) == ["Old"])
+            #expect(try await other.issues().map(\.name) == ["Old"])
         }
     }
 
@@ -82,7 +81,7 @@ import Testing
                 try await group.waitForAll()
             }
             let library = try await Library.open(at: root)
-            #expect(await library.issues.count == 16)
+            #expect(try await library.issues().count == 16)
         }
     }
 

@@ -1,10 +1,47 @@
 /// Where each thing lives inside a library folder. Internal folders start with a dot, and issue
 /// folder names never do, so the two can never collide.
+///
+/// ```
+/// library.json                 {"version": 2, …}: the format marker (a version-1 file held everything)
+/// .catalog/issues/ab/<key>.json one record per issue: the source of truth
+/// .catalog/index.jsonl         one line per change, newest wins: derived, rebuilt from the records
+/// .catalog/pending/<asset id>  a symlink whose target is the issue's key: the saved download list
+/// .catalog/folders/<key>       a symlink to the issue key that owns a folder name (case-folded)
+/// .catalog/intent              only while a change is being written: the keys it touches
+/// .downloads/ .staging/ .trash/ partial downloads, extraction folders, removed folders on their way out
+/// <issue folder>/              one content folder per issue
+/// ```
 struct LibraryLayout: Sendable, Hashable {
     let root: String
 
+    /// The format marker (version 2), or a whole version-1 catalog waiting to be upgraded.
     var manifest: String { root + "/library.json" }
+    /// The copy of a version-1 `library.json` kept until its upgrade has committed.
+    var manifestBackup: String { root + "/library.json.v1" }
     var lockFile: String { root + "/.lock" }
+
+    // MARK: Catalog
+
+    var catalog: String { root + "/.catalog" }
+    /// Where an upgrade builds the new catalog before moving it into place.
+    var catalogUpgrade: String { root + "/.catalog-upgrade" }
+    var records: String { catalog + "/issues" }
+    var index: String { catalog + "/index.jsonl" }
+    var pending: String { catalog + "/pending" }
+    var intent: String { catalog + "/intent" }
+    var folderClaims: String { catalog + "/folders" }
+
+    func recordShard(_ key: String) -> String { "\(records)/\(key.prefix(2))" }
+    func record(_ key: String) -> String { "\(records)/\(key.prefix(2))/\(key).json" }
+    func pendingMarker(_ assetID: String) -> String { "\(pending)/\(assetID)" }
+    /// The claim of a content folder name, keyed by its case-folded form, so that two issues never get
+    /// folders that one case-insensitive disk (a backup drive) would merge.
+    func folderClaim(_ folderName: String) -> String {
+        "\(folderClaims)/\(Catalog.key(for: folderName.lowercased()))"
+    }
+
+    // MARK: Downloads
+
     /// Partial and completed downloads with their resume records.
     var downloads: String { root + "/.downloads" }
     /// One extraction folder per asset being unpacked.

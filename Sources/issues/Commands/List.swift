@@ -14,19 +14,19 @@ struct List: AsyncParsableCommand {
     var status: Issue.Status?
 
     func run() async throws {
-        let library = try await libraryOptions.open()
-        let issues = await library.issues.filter { status == nil || $0.status == status }
+        let library = try await libraryOptions.open(create: false)
         if output.json {
-            try JSONOutput.print(issues.map { IssueReport($0, library: library) })
+            try await library.writeJSONList(status: status, to: FileHandle.standardOutput)
             return
         }
-        guard !issues.isEmpty else {
+        let summaries = try await library.summaries(status: status)
+        guard !summaries.isEmpty else {
             Terminal.error(
                 status == nil
                     ? "no issues in \(library.rootURL.path)" : "no issues with status \(status?.rawValue ?? "")")
             return
         }
-        Terminal.output(TableRenderer.issues(issues.map { IssueReport($0, library: library) }))
+        IssueTable.write(summaries, root: library.rootURL.path)
     }
 }
 

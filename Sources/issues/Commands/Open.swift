@@ -12,7 +12,7 @@ struct Open: AsyncParsableCommand {
     var name: String
 
     func run() async throws {
-        let library = try await libraryOptions.open()
+        let library = try await libraryOptions.open(create: false)
         let folder = try await library.contentURL(forIssueNamed: name).path
         guard let opener = Open.findExecutable("xdg-open") else {
             Terminal.output(folder)

@@ -11,7 +11,7 @@ struct Path: AsyncParsableCommand {
     var name: String
 
     func run() async throws {
-        let library = try await libraryOptions.open()
+        let library = try await libraryOptions.open(create: false)
         Terminal.output(try await library.contentURL(forIssueNamed: name).path)
     }
 }

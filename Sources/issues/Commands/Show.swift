@@ -12,15 +12,14 @@ struct Show: AsyncParsableCommand {
     var name: String
 
     func run() async throws {
-        let library = try await libraryOptions.open()
-        guard let issue = await library.issue(named: name) else {
+        let library = try await libraryOptions.open(create: false)
+        guard let issue = try await library.issue(named: name), !issue.isBeingRemoved else {
             throw NewsstandError(.issueNotFound, "no issue named \(name.debugDescription) in \(library.rootURL.path)")
         }
-        let report = IssueReport(issue, library: library)
         if output.json {
-            try JSONOutput.print(report)
+            Terminal.output(library.json(for: issue))
         } else {
-            Terminal.output(TableRenderer.issue(report))
+            Terminal.output(TableRenderer.issue(IssueReport(issue, library: library)))
         }
     }
 }

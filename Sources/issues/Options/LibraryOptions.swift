@@ -34,8 +34,13 @@ struct LibraryOptions: ParsableArguments {
             ".local/share/issues", isDirectory: true)
     }
 
-    func open(configuration: Library.Configuration = Library.Configuration()) async throws -> Library {
-        try await Library.open(at: resolvedURL(), configuration: configuration, logger: Terminal.logger)
+    /// Opens the library. Read-only commands pass `create: false`, so a mistyped `--library` is an error
+    /// naming the path instead of a new empty library.
+    func open(configuration: Library.Configuration = Library.Configuration(), create: Bool = true) async throws
+        -> Library
+    {
+        try await Library.open(
+            at: resolvedURL(), configuration: configuration, logger: Terminal.logger, createIfMissing: create)
     }
 }
 

@@ -1,8 +1,8 @@
 import Foundation
 import Newsstand
 
-/// The `--json` shape of an issue (SPEC: name, date, status, directory, assets, …).
-struct IssueReport: Encodable {
+/// What `show` prints of an issue (its `--json` form is written by the library).
+struct IssueReport {
     var name: String
     var date: String
     var status: String
@@ -20,12 +20,16 @@ struct IssueReport: Encodable {
         assets = issue.assets.map { AssetReport($0, library: library) }
         assetsDone = issue.assets.filter(\.isComplete).count
         assetsTotal = issue.assets.count
-        bytes = assets.reduce(0) { $0 + $1.receivedBytes }
+        // Sizes come from outside: a sum that would overflow shows the largest value instead of trapping.
+        bytes = assets.reduce(Int64(0)) { total, asset in
+            let (sum, overflow) = total.addingReportingOverflow(asset.receivedBytes)
+            return overflow ? .max : sum
+        }
     }
 }
 
-/// The `--json` shape of an asset; `expectedBytes` and `error` are `null` when unknown or absent.
-struct AssetReport: Encodable {
+/// What `show` prints of an asset.
+struct AssetReport {
     var id: String
     var url: String
     var state: String
@@ -50,31 +54,5 @@ struct AssetReport: Encodable {
         sha256 = asset.sha256
         unpack = asset.unpack
         fileName = asset.fileName
-    }
-
-    private enum CodingKeys: String, CodingKey {
-        case id, url, state, receivedBytes, expectedBytes, error, sha256, unpack, fileName
-    }
-
-    func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(id, forKey: .id)
-        try c.encode(url, forKey: .url)
-        try c.encode(state, forKey: .state)
-        try c.encode(receivedBytes, forKey: .receivedBytes)
-        try c.encode(expectedBytes, forKey: .expectedBytes)  // explicit null when unknown
-        try c.encode(error, forKey: .error)
-        try c.encode(sha256, forKey: .sha256)
-        try c.encode(unpack, forKey: .unpack)
-        try c.encode(fileName, forKey: .fileName)
-    }
-}
-
-enum JSONOutput {
-    static func print<T: Encodable>(_ value: T) throws {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        let data = try encoder.encode(value)
-        Terminal.output(String(decoding: data, as: UTF8.self))
     }
 }

@@ -1,18 +1,7 @@
 import Foundation
 
-/// Text tables for `list` and `show`.
+/// The text of `show`.
 enum TableRenderer {
-    static func issues(_ reports: [IssueReport]) -> String {
-        let header = ["NAME", "DATE", "STATUS", "ASSETS", "SIZE", "FOLDER"]
-        let rows = reports.map { report in
-            [
-                Format.clip(report.name, 48), report.date, report.status, "\(report.assetsDone)/\(report.assetsTotal)",
-                Format.bytes(report.bytes), report.directory,
-            ]
-        }
-        return table(header: header, rows: rows)
-    }
-
     static func issue(_ report: IssueReport) -> String {
         var lines = [
             "name:    \(report.name)",

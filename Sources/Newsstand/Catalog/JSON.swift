@@ -21,7 +21,8 @@ struct JSONSyntaxError: Error, CustomStringConvertible {
 
 struct JSONReader {
     private let bytes: UnsafeBufferPointer<UInt8>
-    private var i = 0
+    /// The offset of the next byte to read.
+    private(set) var i = 0
 
     /// Parses one JSON document (surrounding whitespace allowed, nothing else).
     static func parse(_ data: UnsafeBufferPointer<UInt8>) throws -> JSONValue {
@@ -33,9 +34,99 @@ struct JSONReader {
         return value
     }
 
-    private init(bytes: UnsafeBufferPointer<UInt8>) { self.bytes = bytes }
+    /// A reader positioned at `offset`, for pulling values one at a time (``readValue()``,
+    /// ``nextKey()``, ``skipValue()``) out of a larger document: the catalog index and import files.
+    init(bytes: UnsafeBufferPointer<UInt8>, offset: Int = 0) {
+        self.bytes = bytes
+        self.i = offset
+    }
 
-    private func error(_ reason: String) -> JSONSyntaxError { JSONSyntaxError(offset: i, reason: reason) }
+    func error(_ reason: String) -> JSONSyntaxError { JSONSyntaxError(offset: i, reason: reason) }
+
+    var isAtEnd: Bool { i >= bytes.count }
+
+    /// The next byte after whitespace, without consuming it.
+    mutating func peek() -> UInt8? {
+        skipWhitespace()
+        return i < bytes.count ? bytes[i] : nil
+    }
+
+    /// Consumes `byte` (after whitespace) or throws.
+    mutating func expect(_ byte: UInt8) throws {
+        guard peek() == byte else { throw error("expected '\(Character(Unicode.Scalar(byte)))'") }
+        i += 1
+    }
+
+    /// Reads one whole value.
+    mutating func readValue() throws -> JSONValue {
+        skipWhitespace()
+        return try value(depth: 0)
+    }
+
+    /// Inside an object whose `{` was consumed: the next key (consuming the `:` after it), or nil at
+    /// the closing `}` (consumed). Call after each value; it handles the `,` between members.
+    mutating func nextKey(first: Bool) throws -> String? {
+        skipWhitespace()
+        guard i < bytes.count else { throw error("unexpected end of data") }
+        if bytes[i] == UInt8(ascii: "}") {
+            i += 1
+            return nil
+        }
+        if !first {
+            guard bytes[i] == UInt8(ascii: ",") else { throw error("expected ',' or '}'") }
+            i += 1
+            skipWhitespace()
+        }
+        guard i < bytes.count, bytes[i] == UInt8(ascii: "\"") else { throw error("expected a key") }
+        let key = try string()
+        try expect(UInt8(ascii: ":"))
+        skipWhitespace()
+        return key
+    }
+
+    /// Checks one value's syntax and steps over it without building it: what `list --json` does for
+    /// each stored issue before copying its bytes out.
+    mutating func skipValue(depth: Int = 0) throws {
+        skipWhitespace()
+        guard depth < 512 else { throw error("nesting too deep") }
+        guard i < bytes.count else { throw error("unexpected end of data") }
+        switch bytes[i] {
+        case UInt8(ascii: "{"):
+            i += 1
+            var first = true
+            while try nextKey(first: first) != nil {
+                first = false
+                try skipValue(depth: depth + 1)
+            }
+        case UInt8(ascii: "["):
+            i += 1
+            if peek() == UInt8(ascii: "]") {
+                i += 1
+                return
+            }
+            while true {
+                try skipValue(depth: depth + 1)
+                guard let next = peek() else { throw error("unexpected end of data") }
+                i += 1
+                if next == UInt8(ascii: "]") { return }
+                guard next == UInt8(ascii: ",") else { throw error("expected ',' or ']'") }
+            }
+        case UInt8(ascii: "\""):
+            i += 1
+            while i < bytes.count {
+                let byte = bytes[i]
+                if byte == UInt8(ascii: "\"") {
+                    i += 1
+                    return
+                }
+                if byte < 0x20 { throw error("control character in string") }
+                i += byte == UInt8(ascii: "\\") ? 2 : 1
+            }
+            throw error("unterminated string")
+        default:
+            _ = try value(depth: depth)
+        }
+    }
 
     private mutating func skipWhitespace() {
         while i < bytes.count {
@@ -85,12 +176,16 @@ struct JSONReader {
         while true {
             skipWhitespace()
             guard i < bytes.count, bytes[i] == UInt8(ascii: "\"") else { throw error("expected a key") }
+            let keyOffset = i
             let key = try string()
             skipWhitespace()
             guard i < bytes.count, bytes[i] == UInt8(ascii: ":") else { throw error("expected ':'") }
             i += 1
             skipWhitespace()
-            result[key] = try value(depth: depth + 1)
+            // A repeated key is ambiguous (which one wins differs between readers): refuse it.
+            guard result.updateValue(try value(depth: depth + 1), forKey: key) == nil else {
+                throw JSONSyntaxError(offset: keyOffset, reason: "duplicate key \(key.debugDescription)")
+            }
             skipWhitespace()
             guard i < bytes.count else { throw error("unexpected end of data") }
             if bytes[i] == UInt8(ascii: ",") {
@@ -128,7 +223,7 @@ struct JSONReader {
         }
     }
 
-    private mutating func string() throws -> String {
+    mutating func string() throws -> String {
         i += 1
         let start = i
         // Fast path: no escapes.
@@ -277,6 +372,22 @@ struct JSONWriter {
 
     mutating func integer(_ value: Int64) {
         bytes.append(contentsOf: String(value).utf8)
+    }
+
+    mutating func optionalInteger(_ value: Int64?) {
+        if let value { integer(value) } else { raw("null") }
+    }
+
+    mutating func optionalString(_ value: String?) {
+        if let value { string(value) } else { raw("null") }
+    }
+
+    mutating func append(_ other: UnsafeBufferPointer<UInt8>) {
+        bytes.append(contentsOf: other)
+    }
+
+    mutating func removeAll(keepingCapacity: Bool = true) {
+        bytes.removeAll(keepingCapacity: keepingCapacity)
     }
 
     mutating func bool(_ value: Bool) {

@@ -1,0 +1,91 @@
+/// The changes one catalog write stages: issues put or deleted, pending-download markers set or
+/// cleared, content folders to create. ``Catalog/write(_:)`` applies them all under one lock.
+struct CatalogChanges {
+    let catalog: Catalog
+    /// Key → the issue as it will be stored, or nil when it is deleted.
+    private(set) var staged: [String: Issue?] = [:]
+    /// Key → the record as it was read, to skip writes that change nothing.
+    private var original: [String: Issue?] = [:]
+    private var order: [String] = []
+    private(set) var pendingAdded: [String: String] = [:]
+    private(set) var pendingRemoved: Set<String> = []
+    private(set) var foldersToCreate: [String] = []
+    /// Folder names whose claim goes with a deleted issue.
+    private(set) var foldersReleased: [String] = []
+
+    init(catalog: Catalog) { self.catalog = catalog }
+
+    /// The keys whose record changes, in the order they were first touched.
+    var changedKeys: [String] {
+        order.filter { (staged[$0] ?? nil) != (original[$0] ?? nil) }
+    }
+
+    /// The issue with exactly this name, as staged so far, or nil.
+    mutating func issue(named name: String) throws -> Issue? {
+        let found = try issue(key: Catalog.key(for: name))
+        return found?.name == name ? found : nil
+    }
+
+    /// The issue stored under `key`, as staged so far, or nil.
+    mutating func issue(key: String) throws -> Issue? {
+        if let staged = staged[key] { return staged }
+        let record = try catalog.record(key: key)
+        original[key] = .some(record)
+        return record
+    }
+
+    /// Stages `issue` (its status recomputed from its assets).
+    mutating func put(_ issue: Issue) throws {
+        let key = Catalog.key(for: issue.name)
+        if let existing = try self.issue(key: key), existing.name != issue.name {
+            // Two names with one 128-bit key: never seen, but never silently merged either.
+            throw NewsstandError(
+                .duplicateIssue,
+                "the issue names \(existing.name.debugDescription) and \(issue.name.debugDescription) share a catalog key")
+        }
+        var issue = issue
+        issue.updateStatus()
+        touch(key)
+        staged[key] = .some(issue)
+    }
+
+    /// Stages the removal of the named issue's record.
+    mutating func delete(named name: String) throws {
+        let key = Catalog.key(for: name)
+        if let existing = try issue(key: key) { foldersReleased.append(existing.folderName) }
+        touch(key)
+        staged[key] = .some(nil)
+    }
+
+    /// Changes one stored issue in place.
+    /// - Returns: false when there is no such issue.
+    @discardableResult
+    mutating func update(named name: String, _ change: (inout Issue) throws -> Void) throws -> Bool {
+        guard var issue = try issue(named: name) else { return false }
+        try change(&issue)
+        try put(issue)
+        return true
+    }
+
+    /// Puts an asset into the saved list of pending downloads.
+    mutating func markPending(_ assetID: String, issueNamed name: String) {
+        pendingRemoved.remove(assetID)
+        pendingAdded[assetID] = Catalog.key(for: name)
+    }
+
+    /// Takes an asset out of the saved list of pending downloads.
+    mutating func clearPending(_ assetID: String) {
+        pendingAdded[assetID] = nil
+        pendingRemoved.insert(assetID)
+    }
+
+    /// Claims a folder name for an issue and creates the folder once the records are written, still
+    /// under the lock, so the next writer finds the name taken.
+    mutating func createFolder(_ folderName: String) {
+        foldersToCreate.append(folderName)
+    }
+
+    private mutating func touch(_ key: String) {
+        if staged[key] == nil { order.append(key) }
+    }
+}

@@ -1,0 +1,106 @@
+import Foundation
+
+/// Adding many issues at once, and writing issues out in the same format (`issues import`/`export`).
+extension Library {
+    /// Adds every issue of an import document (see ``IssueExchange``): a JSON array, JSON Lines, or a
+    /// catalog object. Each issue is added or refused on its own (a duplicate of a listed issue or of an
+    /// earlier one in the input, a bad name, date, URL or checksum); the others go on. Issues are
+    /// written in batches of a thousand, each batch one catalog change with one flush.
+    /// - Parameters:
+    ///   - data: The document.
+    ///   - source: How to name the input in errors (a path, or "standard input").
+    /// - Returns: What was added and what was refused, in input order.
+    /// - Throws: `.invalidImport` when the document is not JSON of issues (the issues before the error
+    ///   stay added and are in no report: run the import again after fixing the file to see them).
+    public func importIssues(from data: Data, source: String) async throws -> ImportReport {
+        let catalog = self.catalog
+        return try await runBlocking {
+            var report = ImportReport()
+            var batch: [IssueExchange.Item] = []
+            var seen = Set<String>()
+            func flush() throws {
+                let items = batch
+                batch.removeAll()
+                try catalog.write { changes in
+                    for item in items {
+                        switch item.result {
+                        case .failure(let refusal):
+                            report.refused.append(.init(index: item.index, name: item.name, reason: refusal.reason))
+                        case .success(let definition):
+                            do {
+                                _ = try Library.stageNewIssue(
+                                    named: definition.name, date: definition.date, assets: definition.assets,
+                                    in: &changes)
+                                report.added.append(definition.name)
+                            } catch let error as NewsstandError where error.code == .duplicateIssue {
+                                report.refused.append(.init(index: item.index, name: item.name, reason: error.message))
+                            }
+                        }
+                    }
+                }
+            }
+            try data.withUnsafeBytes { raw in
+                try IssueExchange.read(raw.bindMemory(to: UInt8.self), source: source) { item in
+                    var item = item
+                    if case .success(let definition) = item.result,
+                        !seen.insert(definition.name.precomposedStringWithCanonicalMapping).inserted
+                    {
+                        item.result = .failure(.init("the name \(definition.name.debugDescription) appears twice in \(source)"))
+                    }
+                    batch.append(item)
+                    if batch.count == 1000 { try flush() }
+                }
+            }
+            try flush()
+            return report
+        }
+    }
+
+    /// Writes the named issues (every issue, newest first, when `names` is nil) in the exchange format:
+    /// a JSON array, one issue per line, with states.
+    /// - Throws: `.issueNotFound` before writing anything when a named issue does not exist.
+    public func exportIssues(named names: [String]? = nil, to output: FileHandle) async throws {
+        let catalog = self.catalog
+        let fd = output.fileDescriptor
+        let root = layout.root
+        try await runBlocking {
+            var issues: [Issue] = []
+            var out = JSONWriter(capacity: 1 << 20)
+            func emit(_ issue: Issue, first: Bool) throws {
+                out.raw(first ? "\n" : ",\n")
+                IssueExchange.write(issue, into: &out)
+                if out.bytes.count > 1 << 20 {
+                    try Library.write(out.bytes, to: fd)
+                    out.removeAll()
+                }
+            }
+            out.raw("[")
+            var count = 0
+            if let names {
+                for name in names {
+                    guard let issue = try catalog.issue(named: name), !issue.isBeingRemoved else {
+                        throw NewsstandError(.issueNotFound, "no issue named \(name.debugDescription) in \(root)")
+                    }
+                    issues.append(issue)
+                }
+                for issue in issues {
+                    try emit(issue, first: count == 0)
+                    count += 1
+                }
+            } else {
+                let reader = try catalog.openIndex()
+                var entries = try reader.liveEntries().filter { !$0.summary.isBeingRemoved }
+                entries.sort { IssueSummary.newestFirst($0.summary, $1.summary) }
+                var record: [UInt8] = []
+                for entry in entries {
+                    try reader.recordBytes(entry, into: &record)
+                    let issue = try record.withUnsafeBufferPointer { try IssueRecord.decode($0, path: reader.path) }
+                    try emit(issue, first: count == 0)
+                    count += 1
+                }
+            }
+            out.raw(count == 0 ? "]\n" : "\n]\n")
+            try Library.write(out.bytes, to: fd)
+        }
+    }
+}

@@ -1,0 +1,119 @@
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The `--json` shape of issues, written by the library so that `list --json` can stream stored
+/// records straight from the index: each issue object is its record with `assetsDone`, `assetsTotal`,
+/// `bytes` and `directory` put in front. Assets in flight show the bytes on disk right now.
+extension Library {
+    /// One issue as a JSON object (one line).
+    /// - Parameter issue: The issue, e.g. from ``issue(named:)``.
+    /// - Returns: The object's text.
+    public nonisolated func json(for issue: Issue) -> String {
+        var writer = JSONWriter(capacity: 1024)
+        writeJSON(live(issue), into: &writer)
+        return String(decoding: writer.bytes, as: UTF8.self)
+    }
+
+    /// Writes the JSON array of every issue (newest first), one issue per line, to `output` as it
+    /// goes: memory follows the number of issues, not their size. Blocking work runs off the pool.
+    /// - Parameters:
+    ///   - status: Only issues with this status, when given.
+    ///   - output: Where the text goes (stdout for `list --json`).
+    public func writeJSONList(status: Issue.Status? = nil, to output: FileHandle) async throws {
+        let catalog = self.catalog
+        let fd = output.fileDescriptor
+        try await runBlocking {
+            let reader = try catalog.openIndex()
+            var entries = try reader.liveEntries().filter { status == nil || $0.summary.status == status }
+            entries.sort { IssueSummary.newestFirst($0.summary, $1.summary) }
+            var out = JSONWriter(capacity: 1 << 20)
+            var record: [UInt8] = []
+            out.raw("[")
+            for (n, entry) in entries.enumerated() {
+                out.raw(n == 0 ? "\n" : ",\n")
+                try reader.recordBytes(entry, into: &record)
+                try record.withUnsafeBufferPointer { bytes in
+                    if entry.summary.status == .downloading {
+                        // Bytes in flight are read from disk, so this record is decoded and written anew.
+                        let issue = try IssueRecord.decode(bytes, path: reader.path)
+                        self.writeJSON(self.live(issue), into: &out)
+                    } else {
+                        var check = JSONReader(bytes: bytes)
+                        do {
+                            try check.skipValue()
+                        } catch {
+                            throw NewsstandError(
+                                .manifestUnreadable,
+                                "\(reader.path) holds a damaged record at byte \(entry.recordOffset); run `issues verify --repair`",
+                                underlying: error)
+                        }
+                        self.writePrefix(entry.summary, into: &out)
+                        out.append(UnsafeBufferPointer(rebasing: bytes.dropFirst()))
+                    }
+                }
+                if out.bytes.count > 1 << 20 {
+                    try Library.write(out.bytes, to: fd)
+                    out.removeAll()
+                }
+            }
+            out.raw(entries.isEmpty ? "]\n" : "\n]\n")
+            try Library.write(out.bytes, to: fd)
+        }
+    }
+
+    /// The issue with each asset in flight showing the bytes on disk now (here or in another process).
+    nonisolated func live(_ issue: Issue) -> Issue {
+        var issue = issue
+        for index in issue.assets.indices where issue.assets[index].state == .downloading {
+            let id = issue.assets[index].id
+            if let onDisk = bytesOnDisk(assetID: id) { issue.assets[index].receivedBytes = onDisk }
+            if issue.assets[index].expectedBytes == nil {
+                issue.assets[index].expectedBytes = expectedBytesOnDisk(assetID: id)
+            }
+        }
+        return issue
+    }
+
+    nonisolated func writeJSON(_ issue: Issue, into writer: inout JSONWriter) {
+        var record = JSONWriter(capacity: 1024)
+        issue.write(to: &record)
+        writePrefix(IssueSummary(issue), into: &writer)
+        record.bytes.withUnsafeBufferPointer { writer.append(UnsafeBufferPointer(rebasing: $0.dropFirst())) }
+    }
+
+    /// `{"assetsDone":…,"assetsTotal":…,"bytes":…,"directory":"…",` — the record's members follow.
+    private nonisolated func writePrefix(_ summary: IssueSummary, into writer: inout JSONWriter) {
+        writer.raw("{")
+        writer.key("assetsDone", first: true)
+        writer.integer(Int64(summary.assetsDone))
+        writer.key("assetsTotal")
+        writer.integer(Int64(summary.assetsTotal))
+        writer.key("bytes")
+        writer.integer(summary.bytes)
+        writer.key("directory")
+        writer.string(layout.contentFolder(summary.folderName))
+        writer.raw(",")
+    }
+
+    /// Writes all of `bytes`; a reader that went away (`EPIPE`, as with `| head`) ends the output quietly.
+    static func write(_ bytes: [UInt8], to fd: Int32) throws {
+        try bytes.withUnsafeBytes { buffer in
+            var offset = 0
+            while offset < buffer.count {
+                let n = Glibc.write(fd, buffer.baseAddress.map { $0 + offset }, buffer.count - offset)
+                if n >= 0 {
+                    offset += n
+                    continue
+                }
+                switch errno {
+                case EINTR: continue
+                case EPIPE: return
+                case let code: throw NewsstandError.posix(code, "cannot write", path: "standard output")
+                }
+            }
+        }
+    }
+}
