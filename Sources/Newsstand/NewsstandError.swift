@@ -10,7 +10,7 @@ public struct NewsstandError: Error, Sendable, CustomStringConvertible {
             case issueNotFound, duplicateIssue, invalidIssueName, invalidDate, invalidURL, invalidChecksum
             case assetNotFound, manifestUnreadable, manifestFromNewerVersion, libraryUnavailable, io
             case httpStatus, network, checksumMismatch, lengthMismatch, diskFull, tooManyRedirects
-            case unsafeArchiveEntry, unpackFailed, cancelled, removed, invalidImport
+            case unsafeArchiveEntry, unpackFailed, cancelled, removed, invalidImport, verifyFailed
         }
         private let base: Base
         private init(_ base: Base) { self.base = base }
@@ -60,6 +60,8 @@ public struct NewsstandError: Error, Sendable, CustomStringConvertible {
         public static let removed = Code(.removed)
         /// An import file is not JSON of issues (per-issue problems are in the import report instead).
         public static let invalidImport = Code(.invalidImport)
+        /// `verify` found problems it did not repair.
+        public static let verifyFailed = Code(.verifyFailed)
     }
 
     /// What kind of failure this is.

@@ -1,0 +1,79 @@
+"""Large asset: one big random file over loopback, `issues download` vs `curl -o`; throughput ratio and
+the peak resident memory of the `issues` process."""
+
+import os
+
+from harness import (MiB, GiB, expect_file, fmt_kib, fmt_mibs, log, met, rm, stats, write_random)
+
+ONLY = ("large",)
+NEEDS_NGINX = True
+TOOLS = ("curl",)
+FULL = dict(large=1 * GiB)
+QUICK = dict(large=64 * MiB)
+
+RSS_TARGET_KIB = 64 * 1024
+
+
+def plan(ctx, only):
+    return [("large", "Large asset + peak RSS", lambda: large(ctx))] if "large" in only else []
+
+
+def large(ctx):
+    size = ctx.sizes["large"]
+    log(f"large: generating {size // MiB} MiB of random data")
+    src = os.path.join(ctx.www, "large.bin")
+    digest = write_random(src, size, want_hash=True)
+    url = ctx.nginx.url("large.bin")
+    curl_t, curl_rss, iss_t, iss_rss = [], [], [], []
+    for i in range(ctx.runs):
+        order = ("curl", "issues") if i % 2 == 0 else ("issues", "curl")
+        for tool in order:
+            if tool == "curl":
+                out = os.path.join(ctx.fresh("curl-large"), "large.bin")
+                os.makedirs(os.path.dirname(out))
+                r = ctx.run(["curl", "-s", "-o", out, url]).check("curl")
+                expect_file(out, size, digest if i == 0 else None)
+                curl_t.append(r.seconds)
+                curl_rss.append(r.maxrss_kib)
+                rm(os.path.dirname(out))
+            else:
+                lib = ctx.new_library("lib-large", "Large", [url])
+                r = ctx.issues_download(lib)
+                expect_file(os.path.join(lib, "Large", "large.bin"), size, digest if i == 0 else None)
+                iss_t.append(r.seconds)
+                iss_rss.append(r.maxrss_kib)
+                rm(lib)
+            log(f"large run {i + 1}/{ctx.runs}: {tool} {(curl_t if tool == 'curl' else iss_t)[-1]:.2f} s")
+    rm(src)
+    return dict(size=size, curl=stats(curl_t), issues=stats(iss_t),
+                curl_rss_kib=stats(curl_rss), issues_rss_kib=stats(iss_rss))
+
+
+def render(results, report):
+    r = results.get("large")
+    if not r:
+        return
+    size = r["size"]
+    ti, tc = r["issues"]["median"], r["curl"]["median"]
+    ratio = tc / ti  # = throughput(issues) / throughput(curl)
+    report.rows.append(f"| Large asset ({size // MiB} MiB), throughput | {fmt_mibs(size, ti)} | "
+                       f"curl {fmt_mibs(size, tc)} | {ratio:.2f} | ≥ 1.0 | {met(ratio >= 1.0)} |")
+    rss = r["issues_rss_kib"]["max"]
+    report.rows.append(f"| Peak RSS during the {size // MiB} MiB download | {fmt_kib(rss)} | "
+                       f"curl {fmt_kib(r['curl_rss_kib']['max'])} | — | < 64 MiB | {met(rss < RSS_TARGET_KIB)} |")
+    report.detail(f"large: issues download ({size // MiB} MiB)", r["issues"],
+                  f"{fmt_mibs(size, ti)}; RSS max {fmt_kib(r['issues_rss_kib']['max'])}, "
+                  f"min {fmt_kib(r['issues_rss_kib']['min'])}")
+    report.detail(f"large: curl -o ({size // MiB} MiB)", r["curl"],
+                  f"{fmt_mibs(size, tc)}; RSS max {fmt_kib(r['curl_rss_kib']['max'])}")
+
+
+NOTES = [
+    "- **Large asset**: `curl -s -o FILE URL` vs `issues download` into a fresh library holding one "
+    "issue with that asset. Ratio = issues' throughput / curl's (MiB = 2^20 bytes). Size is checked "
+    "on every run, SHA-256 on the first.",
+    "- **Peak RSS**: `ru_maxrss` from `os.wait4` on the process spawned (the largest over the runs). Every "
+    "command is spawned through `bench/launch.py`, a small process that times and reaps it, because Linux "
+    "starts a child's `ru_maxrss` at its parent's resident set: spawned straight from the benchmark's Python "
+    "process, `/bin/true` reads as large as that process. The floor is now the launcher's ~5 MiB.",
+]
