@@ -5,7 +5,7 @@ SWIFT      ?= swift
 APT_GET    := $(shell command -v sudo >/dev/null 2>&1 && [ "$$(id -u)" != 0 ] && echo sudo) apt-get
 # Debian packages each target needs: package name = a file it installs.
 BUILD_PKGS := libarchive-dev:/usr/include/archive.h pkg-config:/usr/bin/pkg-config
-TEST_PKGS  := curl:/usr/bin/curl python3:/usr/bin/python3
+TEST_PKGS  := curl:/usr/bin/curl python3:/usr/bin/python3 openssl:/usr/bin/openssl
 BENCH_PKGS := nginx-light:/usr/sbin/nginx aria2:/usr/bin/aria2c libarchive-tools:/usr/bin/bsdtar curl:/usr/bin/curl unzip:/usr/bin/unzip python3:/usr/bin/python3
 DEMO_PKGS  := python3:/usr/bin/python3
 

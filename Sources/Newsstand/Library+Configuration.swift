@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import Foundation
 
 /// The library module's version, sent in `User-Agent`.
 public enum NewsstandInfo: Sendable {
@@ -21,15 +22,19 @@ extension Library {
         /// Flush each completed download to stable storage before it counts as downloaded, so that even a
         /// power cut cannot leave a "downloaded" asset with missing bytes. Costs a disk flush per asset.
         public var syncDownloads: Bool
-        /// An HTTP client to use instead of the library's own (which honours `http_proxy`, `https_proxy`
-        /// and `no_proxy`). The library never shuts an injected client down.
+        /// An HTTP client to use instead of the library's own (which honours `http_proxy`, `https_proxy`,
+        /// `all_proxy`, `no_proxy`, `SSL_CERT_FILE` and `SSL_CERT_DIR`). The library never shuts an injected
+        /// client down, and ignores ``trustedCertificateFiles`` for it.
         public var httpClient: HTTPClient?
+        /// PEM files of CA certificates to trust in addition to the system's trust store (and to
+        /// `SSL_CERT_FILE` / `SSL_CERT_DIR`): a private CA, without root. The CLI's `--cacert`.
+        public var trustedCertificateFiles: [URL]
 
         /// Creates a configuration.
         public init(
             retry: RetryPolicy = RetryPolicy(), unpackLimits: UnpackLimits = .default,
             connectTimeout: Duration = .seconds(15), readTimeout: Duration = .seconds(60), maxRedirects: Int = 10,
-            syncDownloads: Bool = true, httpClient: HTTPClient? = nil
+            syncDownloads: Bool = true, httpClient: HTTPClient? = nil, trustedCertificateFiles: [URL] = []
         ) {
             self.retry = retry
             self.unpackLimits = unpackLimits
@@ -38,6 +43,7 @@ extension Library {
             self.maxRedirects = maxRedirects
             self.syncDownloads = syncDownloads
             self.httpClient = httpClient
+            self.trustedCertificateFiles = trustedCertificateFiles
         }
     }
 }

@@ -35,10 +35,12 @@ public enum CommandRunner {
             .deletingLastPathComponent()
     }
 
-    /// A child environment with no proxies (tests talk to 127.0.0.1 only) and the given extras.
+    /// A child environment with no proxies and no extra CA certificates (tests talk to 127.0.0.1 only
+    /// and set these themselves) and the given extras.
     public static func environment(_ extra: [String: String] = [:]) -> [String: String] {
         var env = ProcessInfo.processInfo.environment
-        for key in ["http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY", "ISSUES_LIBRARY"] { env[key] = nil }
+        let proxies = ["http_proxy", "https_proxy", "all_proxy", "no_proxy"].flatMap { [$0, $0.uppercased()] }
+        for key in proxies + ["SSL_CERT_FILE", "SSL_CERT_DIR", "ISSUES_LIBRARY"] { env[key] = nil }
         for (key, value) in extra { env[key] = value }
         return env
     }

@@ -2,6 +2,7 @@ import Foundation
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import NIOSSL
 import Synchronization
 
 /// A real HTTP/1.1 server on 127.0.0.1 for tests, with fault injection.
@@ -20,6 +21,8 @@ import Synchronization
 public final class TestHTTPServer: Sendable {
     /// The port the server listens on.
     public let port: Int
+    /// `"https"` when started with TLS, else `"http"`.
+    public let scheme: String
 
     let core: ServerCore
     private let group: MultiThreadedEventLoopGroup
@@ -27,15 +30,19 @@ public final class TestHTTPServer: Sendable {
     /// Whether ``shutdown()`` has begun; makes it idempotent.
     private let stopped = Mutex(false)
 
-    private init(port: Int, core: ServerCore, group: MultiThreadedEventLoopGroup, channel: any Channel) {
+    private init(
+        port: Int, scheme: String, core: ServerCore, group: MultiThreadedEventLoopGroup, channel: any Channel
+    ) {
         self.port = port
+        self.scheme = scheme
         self.core = core
         self.group = group
         self.channel = channel
     }
 
-    /// Starts on 127.0.0.1, port 0 (ephemeral) unless given.
-    public static func start(port: Int = 0) async throws -> TestHTTPServer {
+    /// Starts on 127.0.0.1, port 0 (ephemeral) unless given; with `tls`, it speaks HTTPS.
+    public static func start(port: Int = 0, tls: TLSConfiguration? = nil) async throws -> TestHTTPServer {
+        let sslContext = try tls.map { try NIOSSLContext(configuration: $0) }
         // One event loop is plenty for tests; file reads go to the thread pool, never the loop.
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let threadPool = NIOThreadPool(numberOfThreads: 2)
@@ -47,6 +54,9 @@ public final class TestHTTPServer: Sendable {
                 .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
                 .childChannelInitializer { channel in
                     channel.eventLoop.makeCompletedFuture {
+                        if let sslContext {
+                            try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: sslContext))
+                        }
                         try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
                         try channel.pipeline.syncOperations.addHandler(TestHTTPHandler(core: core))
                     }
@@ -56,7 +66,8 @@ public final class TestHTTPServer: Sendable {
             guard let boundPort = channel.localAddress?.port else {
                 throw TestHTTPServerError.noLocalAddress
             }
-            return TestHTTPServer(port: boundPort, core: core, group: group, channel: channel)
+            return TestHTTPServer(
+                port: boundPort, scheme: tls == nil ? "http" : "https", core: core, group: group, channel: channel)
         } catch {
             // Shutdown errors would hide the bind error, which is the one worth reporting.
             try? await threadPool.shutdownGracefully()
@@ -65,9 +76,9 @@ public final class TestHTTPServer: Sendable {
         }
     }
 
-    /// `"http://127.0.0.1:PORT"`.
+    /// `"http://127.0.0.1:PORT"` (`https` with TLS).
     public var baseURL: String {
-        "http://127.0.0.1:\(port)"
+        "\(scheme)://127.0.0.1:\(port)"
     }
 
     /// ``baseURL`` followed by `path` (a leading `/` is added if missing). The path is used as
@@ -199,9 +210,11 @@ public final class TestHTTPServer: Sendable {
     }
 }
 
-/// Runs body with a started server and always shuts it down (also on throw).
-public func withTestServer<T: Sendable>(_ body: (TestHTTPServer) async throws -> T) async throws -> T {
-    let server = try await TestHTTPServer.start()
+/// Runs body with a started server (HTTPS with `tls`) and always shuts it down (also on throw).
+public func withTestServer<T: Sendable>(
+    tls: TLSConfiguration? = nil, _ body: (TestHTTPServer) async throws -> T
+) async throws -> T {
+    let server = try await TestHTTPServer.start(tls: tls)
     let result: T
     do {
         result = try await body(server)

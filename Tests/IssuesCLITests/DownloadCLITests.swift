@@ -138,37 +138,25 @@ import Testing
         }
     }
 
-    /// `http_proxy` is honoured (through a real CONNECT proxy that sends every tunnel to the test server, so
-    /// an unresolvable host can only be reached through it) and `no_proxy` bypasses it.
+    /// `http_proxy` is honoured (through a real forward proxy that sends every request to the test server,
+    /// so an unresolvable host can only be reached through it) and `no_proxy` bypasses it.
     @Test func proxiesFromTheEnvironmentAreUsedAndNoProxyIsHonoured() async throws {
         try await withTestServer { server in
             let body = patternBytes(count: 30_000, seed: 77)
             server.serve("/via-proxy.bin", bytes: body)
-            let script = CommandRunner.packageRoot.appendingPathComponent(
-                "Tests/IssuesCLITests/Fixtures/connect_proxy.py"
-            ).path
-            let proxy = try CommandRunner.start(
-                "/usr/bin/env", ["python3", script, "--target-port", "\(server.port)", "--lifetime", "60"])
-            defer { proxy.send(SIGTERM) }
-            let portFile = proxy.stdoutPath
-            try await waitFor("the proxy's port", while: proxy) {
-                ((try? String(contentsOfFile: portFile, encoding: .utf8)) ?? "").contains("\n")
-            }
-            let port = try #require(
-                Int((try String(contentsOfFile: portFile, encoding: .utf8)).split(separator: "\n").first ?? ""))
-            try await withTemporaryDirectory { lib in
-                _ = try run(
-                    [
-                        "add", "Proxied", "--date", "2026-11-20", "--asset",
-                        "http://issues-proxy-test.invalid/via-proxy.bin",
-                    ], lib)
-                let r = try CommandRunner.issues(
-                    ["download", "--retries", "1"], library: lib,
-                    environment: ["http_proxy": "http://127.0.0.1:\(port)"])
-                #expect(r.status == 0, "\(r.stderr)")
-                #expect(try Data(contentsOf: lib.appendingPathComponent("Proxied/via-proxy.bin")) == Data(body))
-                let log = try String(contentsOfFile: portFile, encoding: .utf8)
-                #expect(log.contains("CONNECT issues-proxy-test.invalid:80"), "\(log)")
+            try await withTestProxy(.init(upstream: ("127.0.0.1", server.port))) { proxy in
+                try await withTemporaryDirectory { lib in
+                    _ = try run(
+                        [
+                            "add", "Proxied", "--date", "2026-11-20", "--asset",
+                            "http://issues-proxy-test.invalid/via-proxy.bin",
+                        ], lib)
+                    let r = try CommandRunner.issues(
+                        ["download", "--retries", "1"], library: lib, environment: ["http_proxy": proxy.url()])
+                    #expect(r.status == 0, "\(r.stderr)")
+                    #expect(try Data(contentsOf: lib.appendingPathComponent("Proxied/via-proxy.bin")) == Data(body))
+                    #expect(proxy.requests.map(\.target) == ["http://issues-proxy-test.invalid/via-proxy.bin"])
+                }
             }
             try await withTemporaryDirectory { lib in
                 // no_proxy sends 127.0.0.1 direct, past a proxy that does not exist.

@@ -30,16 +30,42 @@ final class DownloadEngine: Sendable {
         case retrying(attempt: Int, delay: Duration, reason: String)
     }
 
+    /// How one request reaches its server.
+    enum Route: Sendable, Hashable {
+        case direct
+        /// https through a proxy: a `CONNECT` tunnel (AHC's own proxy support), TLS inside it.
+        case tunnel(ProxySettings.Proxy)
+        /// Plain http through a proxy: the request itself goes to the proxy, in absolute form.
+        case forward(ProxySettings.Proxy)
+
+        var proxy: ProxySettings.Proxy? {
+            switch self {
+            case .direct: return nil
+            case .tunnel(let proxy), .forward(let proxy): return proxy
+            }
+        }
+    }
+
     private let configuration: Library.Configuration
     private let logger: Logger
-    private let ownedClients: NIOLockedValueBox<[String: HTTPClient]>
+    private let environment: [String: String]
+    private let proxies: ProxySettings
+    private let ownedClients: NIOLockedValueBox<[Route: HTTPClient]>
+    /// The TLS configuration with the extra trust roots, read once, on the first client made.
+    private let tls: NIOLockedValueBox<TLSConfiguration?>
     private let injected: HTTPClient?
 
-    init(configuration: Library.Configuration, logger: Logger) {
+    init(
+        configuration: Library.Configuration, logger: Logger,
+        environment: [String: String] = ProcessInfo.processInfo.environment
+    ) {
         self.configuration = configuration
         self.logger = logger
+        self.environment = environment
+        self.proxies = ProxySettings.fromEnvironment(environment)
         self.injected = configuration.httpClient
         self.ownedClients = NIOLockedValueBox([:])
+        self.tls = NIOLockedValueBox(nil)
     }
 
     func shutdown() async throws {
@@ -50,15 +76,34 @@ final class DownloadEngine: Sendable {
         for client in clients { try await client.shutdown() }
     }
 
-    /// The client for `url`: the injected one, or an owned one per proxy (from the usual environment variables).
-    private func client(for url: URL) -> HTTPClient {
+    /// How a request for `url` travels: direct, or through the proxy the environment names for it.
+    /// - Throws: `NewsstandError` when that proxy variable cannot be used.
+    func route(for url: URL) throws -> Route {
+        // An injected client brings its own proxy configuration.
+        // Other schemes go direct, for AsyncHTTPClient to refuse.
+        guard injected == nil, ["http", "https"].contains(url.scheme?.lowercased() ?? ""),
+            let choice = proxies.proxy(for: url)
+        else { return .direct }
+        switch choice {
+        case .failure(let invalid):
+            throw NewsstandError(.network, "\(invalid.variable): \(invalid.reason)")
+        case .success(let proxy):
+            return url.scheme?.lowercased() == "https" ? .tunnel(proxy) : .forward(proxy)
+        }
+    }
+
+    /// The client for `route`: the injected one, or an owned one per route.
+    private func client(for route: Route) async throws -> HTTPClient {
         if let injected { return injected }
-        let proxy = ProxySettings.fromEnvironment().proxy(for: url)
-        let key = proxy.map { "\($0.host):\($0.port)" } ?? "direct"
+        if let client = ownedClients.withLockedValue({ $0[route] }) { return client }
+        let tls = try await tlsConfiguration()
         return ownedClients.withLockedValue { clients in
-            if let client = clients[key] { return client }
+            if let client = clients[route] { return client }
             var config = HTTPClient.Configuration(
-                redirectConfiguration: .follow(max: configuration.maxRedirects, allowCycles: false),
+                tlsConfiguration: tls,
+                // The engine follows redirects itself, so that each hop takes the route (proxy or not)
+                // its own URL calls for.
+                redirectConfiguration: .disallow,
                 timeout: .init(
                     connect: .seconds(Int64(configuration.connectTimeout.components.seconds)),
                     read: .seconds(Int64(configuration.readTimeout.components.seconds))),
@@ -68,18 +113,60 @@ final class DownloadEngine: Sendable {
             // Our own retry loop (with backoff, Retry-After and a bounded budget) handles failed connections;
             // the pool's internal retrying would otherwise hide them until the connect timeout.
             config.connectionPool.retryConnectionEstablishment = false
-            // Larger socket reads than NIO's 64 KiB default: fewer, bigger body parts for the file sink.
+            let absoluteForm = if case .forward = route { true } else { false }
             config.http1_1ConnectionDebugInitializer = { channel in
-                channel.setOption(
-                    ChannelOptions.recvAllocator,
-                    value: AdaptiveRecvByteBufferAllocator(minimum: 64 << 10, initial: 256 << 10, maximum: 1 << 20))
+                channel.eventLoop.submit {
+                    // Larger socket reads than NIO's 64 KiB default: fewer, bigger body parts for the file sink.
+                    try channel.syncOptions?.setOption(
+                        ChannelOptions.recvAllocator,
+                        value: AdaptiveRecvByteBufferAllocator(minimum: 64 << 10, initial: 256 << 10, maximum: 1 << 20))
+                    if absoluteForm { try AbsoluteFormHandler.install(on: channel) }
+                }
             }
-            if let proxy { config.proxy = .server(host: proxy.host, port: proxy.port) }
+            if case .tunnel(let proxy) = route {
+                config.proxy = .server(
+                    host: proxy.host, port: proxy.port,
+                    authorization: proxy.username.map { .basic(username: $0, password: proxy.password ?? "") })
+            }
             let client = HTTPClient(
                 eventLoopGroupProvider: .shared(MultiThreadedEventLoopGroup.singleton), configuration: config)
-            clients[key] = client
+            clients[route] = client
             return client
         }
+    }
+
+    private func tlsConfiguration() async throws -> TLSConfiguration {
+        if let tls = tls.withLockedValue({ $0 }) { return tls }
+        let files = configuration.trustedCertificateFiles
+        let environment = self.environment
+        let extra = try await runBlocking { try TrustRoots.load(files: files, environment: environment) }
+        let loaded = TrustRoots.configuration(adding: extra)
+        tls.withLockedValue { $0 = loaded }
+        return loaded
+    }
+
+    /// The request for one hop: to the origin, or (plain http through a proxy) to the proxy with the
+    /// origin in `Host`, which `AbsoluteFormHandler` turns into an absolute-form request line.
+    private func request(for url: URL, route: Route, headers: HTTPHeaders) throws -> HTTPClient.Request {
+        guard case .forward(let proxy) = route else {
+            return try HTTPClient.Request(url: url.absoluteString, method: .GET, headers: headers)
+        }
+        guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false), let host = url.host else {
+            throw HTTPClientError.invalidURL
+        }
+        components.scheme = "http"
+        components.host = proxy.host
+        components.port = proxy.port
+        components.user = nil
+        components.password = nil
+        guard let toProxy = components.url else { throw HTTPClientError.invalidURL }
+        var request = try HTTPClient.Request(url: toProxy.absoluteString, method: .GET, headers: headers)
+        let bracketed = host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host
+        request.headers.replaceOrAdd(name: "Host", value: bracketed + (url.port.map { $0 == 80 ? "" : ":\($0)" } ?? ""))
+        if let authorization = proxy.basicAuthorization {
+            request.headers.replaceOrAdd(name: "Proxy-Authorization", value: authorization)
+        }
+        return request
     }
 
     /// Downloads `job` into its partial file until the whole body is there, retrying transient failures.
@@ -105,33 +192,59 @@ final class DownloadEngine: Sendable {
                 offset = 0
                 record = nil
             }
-            var request = try HTTPClient.Request(url: job.url.absoluteString, method: .GET)
-            request.headers.add(name: "User-Agent", value: "issues/\(NewsstandInfo.version)")
-            request.headers.add(name: "Accept-Encoding", value: "identity")
+            var headers = HTTPHeaders()
+            headers.add(name: "User-Agent", value: "issues/\(NewsstandInfo.version)")
+            headers.add(name: "Accept-Encoding", value: "identity")
             var validator: String?
             if offset > 0, let record, let value = record.ifRangeValidator {
                 validator = value
-                request.headers.add(name: "Range", value: "bytes=\(offset)-")
-                request.headers.add(name: "If-Range", value: value)
+                headers.add(name: "Range", value: "bytes=\(offset)-")
+                headers.add(name: "If-Range", value: value)
             }
             let throttle = ProgressThrottle(start: started, baseline: startSize)
             // Where this response's body starts: the offset asked for, or 0 when the server sent it all.
             let base = NIOLockedValueBox(offset)
-            let delegate = ResponseDelegate(
-                sink: sink, requestedOffset: offset, sentValidator: validator, url: job.url,
-                onStart: { from, expected in
-                    base.withLockedValue { $0 = from }
-                    progress(.started(resumingFrom: from, expected: expected))
-                },
-                onProgress: { received, expected in
-                    let total = base.withLockedValue { $0 } + received
-                    if let rate = throttle.shouldReport(total: total) {
-                        progress(.bytes(received: total, expected: expected, bytesPerSecond: rate))
+            func makeDelegate() -> ResponseDelegate {
+                ResponseDelegate(
+                    sink: sink, requestedOffset: offset, sentValidator: validator, url: job.url,
+                    onStart: { from, expected in
+                        base.withLockedValue { $0 = from }
+                        progress(.started(resumingFrom: from, expected: expected))
+                    },
+                    onProgress: { received, expected in
+                        let total = base.withLockedValue { $0 } + received
+                        if let rate = throttle.shouldReport(total: total) {
+                            progress(.bytes(received: total, expected: expected, bytesPerSecond: rate))
+                        }
                     }
-                }
-            )
+                )
+            }
+            var delegate = makeDelegate()
+            // The hop being fetched, so that a failure names the host and proxy it happened with.
+            var hop = Hop(url: job.url, route: .direct)
             do {
-                let outcome = try await execute(request, delegate: delegate, url: job.url)
+                var visited: Set<String> = [job.url.absoluteString]
+                var outcome: AttemptOutcome
+                while true {
+                    hop.route = try route(for: hop.url)
+                    let request = try request(for: hop.url, route: hop.route, headers: headers)
+                    outcome = try await execute(request, delegate: delegate, route: hop.route)
+                    guard case .redirect(let location) = outcome else { break }
+                    // Range and If-Range go along: the validator still names the bytes on disk.
+                    guard let next = URL(string: location, relativeTo: hop.url)?.absoluteURL,
+                        ["http", "https"].contains(next.scheme?.lowercased() ?? "")
+                    else {
+                        throw NewsstandError(
+                            .invalidURL, "\(job.url.absoluteString) redirected to an unusable URL: \(location)")
+                    }
+                    guard visited.count <= configuration.maxRedirects, visited.insert(next.absoluteString).inserted
+                    else {
+                        throw NewsstandError(
+                            .tooManyRedirects, "\(job.url.absoluteString): too many redirects or a redirect loop")
+                    }
+                    hop.url = next
+                    delegate = makeDelegate()
+                }
                 let (size, digest) = try await sink.drain()
                 switch outcome {
                 case .body(let expected):
@@ -151,6 +264,10 @@ final class DownloadEngine: Sendable {
                     }
                     // Our bytes do not fit the resource any more: start over (the catch below truncates).
                     throw RangeMismatch(reason: "the server refused the range from byte \(offset) (416)")
+                case .redirect(let location):
+                    // Not reached: the loop above follows every redirect.
+                    throw NewsstandError(
+                        .tooManyRedirects, "\(job.url.absoluteString): the redirect to \(location) was not followed")
                 }
             } catch is CancellationError {
                 // Let queued writes land before the asset lock is released, so nobody else's bytes follow them.
@@ -166,7 +283,7 @@ final class DownloadEngine: Sendable {
                 fetched += delegate.receivedBytes
                 let drained = try? await sink.drain()
                 if Task.isCancelled { throw CancellationError() }
-                let classified = DownloadEngine.classify(error, url: job.url)
+                let classified = DownloadEngine.classify(error, url: job.url, hop: hop)
                 guard classified.isTransient else { throw classified.error }
                 if let mismatch = error as? RangeMismatch {
                     logger.debug("restarting \(job.url.absoluteString) from zero: \(mismatch.reason)")
@@ -202,15 +319,21 @@ final class DownloadEngine: Sendable {
         }
     }
 
-    private func execute(_ request: HTTPClient.Request, delegate: ResponseDelegate, url: URL) async throws
+    private func execute(_ request: HTTPClient.Request, delegate: ResponseDelegate, route: Route) async throws
         -> AttemptOutcome
     {
-        let task = client(for: url).execute(request: request, delegate: delegate, logger: logger)
+        let task = try await client(for: route).execute(request: request, delegate: delegate, logger: logger)
         return try await withTaskCancellationHandler {
             try await task.futureResult.get()
         } onCancel: {
             task.cancel()
         }
+    }
+
+    /// One request of an attempt (the asset's URL, or where it redirected to) and how it travelled.
+    struct Hop: Sendable {
+        var url: URL
+        var route: Route
     }
 
     struct Classified {
@@ -219,9 +342,14 @@ final class DownloadEngine: Sendable {
         var retryAfter: Duration?
     }
 
-    /// Sorts a failure into retry-worthy or permanent, with a message naming the URL.
-    static func classify(_ error: any Error, url: URL) -> Classified {
+    /// Sorts a failure into retry-worthy or permanent, with a message naming the URL (and the host or
+    /// proxy at fault when it is not the asset's server). AsyncHTTPClient's errors are matched by value.
+    static func classify(_ error: any Error, url: URL, hop: Hop? = nil) -> Classified {
         let target = url.absoluteString
+        let host = hop?.url.host ?? url.host ?? target
+        if let proxy = hop?.route.proxy, let classified = classifyProxyFailure(error, target: target, proxy: proxy) {
+            return classified
+        }
         switch error {
         case let error as NewsstandError:
             let transient = error.code == .lengthMismatch
@@ -243,27 +371,36 @@ final class DownloadEngine: Sendable {
             case .invalidURL, .emptyHost, .emptyScheme, .alreadyShutdown:
                 return Classified(
                     error: NewsstandError(.invalidURL, "\(target): \(error)", underlying: error), isTransient: false)
-            case .readTimeout, .connectTimeout, .writeTimeout:
+            case .unsupportedScheme(hop?.url.scheme ?? url.scheme ?? ""):
                 return Classified(
-                    error: NewsstandError(.network, "\(target): timed out (\(error))", underlying: error),
+                    error: NewsstandError(.invalidURL, "\(target): unsupported URL scheme", underlying: error),
+                    isTransient: false)
+            case .readTimeout, .connectTimeout, .writeTimeout:
+                let what =
+                    error == .connectTimeout
+                    ? "timed out connecting to \(host)"
+                    : error == .readTimeout ? "timed out waiting for data" : "timed out sending the request"
+                return Classified(
+                    error: NewsstandError(.network, "\(target): \(what)", underlying: error), isTransient: true)
+            case .tlsHandshakeTimeout:
+                return Classified(
+                    error: NewsstandError(
+                        .network, "\(target): TLS handshake with \(host) timed out", underlying: error),
                     isTransient: true)
             default:
-                let text = String(describing: error)
-                if text.contains("unsupportedScheme") {
-                    return Classified(
-                        error: NewsstandError(.invalidURL, "\(target): unsupported URL scheme", underlying: error),
-                        isTransient: false)
-                }
                 return Classified(
                     error: NewsstandError(.network, "\(target): \(DownloadEngine.describe(error))", underlying: error),
                     isTransient: true)
             }
         case is NIOSSLError, is BoringSSLError, is NIOSSLExtraError:
             // A certificate or handshake failure does not heal by retrying.
+            let message =
+                isCertificateFailure(error)
+                ? "certificate problem: \(host) presented a certificate that is not trusted (\(tlsReason(error))); "
+                    + "trust its CA with --cacert, SSL_CERT_FILE or SSL_CERT_DIR"
+                : "TLS handshake with \(host) failed (\(tlsReason(error)))"
             return Classified(
-                error: NewsstandError(
-                    .network, "\(target): TLS failed: \(DownloadEngine.describeTLS(error))", underlying: error),
-                isTransient: false)
+                error: NewsstandError(.network, "\(target): \(message)", underlying: error), isTransient: false)
         default:
             return Classified(
                 error: NewsstandError(.network, "\(target): \(DownloadEngine.describe(error))", underlying: error),
@@ -271,13 +408,83 @@ final class DownloadEngine: Sendable {
         }
     }
 
-    /// BoringSSL's reason code (`CERTIFICATE_VERIFY_FAILED`, `WRONG_VERSION_NUMBER`, …) rather than its dump.
-    private static func describeTLS(_ error: any Error) -> String {
-        let text = String(describing: error)
-        if let range = text.range(of: "OPENSSL_internal:") {
-            let reason = text[range.upperBound...].prefix { $0.isLetter || $0.isNumber || $0 == "_" }
-            if !reason.isEmpty { return "handshake failed (\(reason))" }
+    /// Failures that are the proxy's, not the server's: it cannot be reached, wants credentials, or will
+    /// not open the tunnel. Nil for everything else.
+    private static func classifyProxyFailure(_ error: any Error, target: String, proxy: ProxySettings.Proxy)
+        -> Classified?
+    {
+        let name = "the proxy \(proxy.displayName)"
+        func network(_ text: String, transient: Bool) -> Classified {
+            Classified(error: NewsstandError(.network, "\(target): \(text)", underlying: error), isTransient: transient)
         }
+        // Every connection of a proxied route goes to the proxy, so a failure to connect is the proxy's.
+        if let error = error as? NIOConnectionError {
+            let reasons = Set(error.connectionErrors.map { describe($0.error) }).sorted().joined(separator: ", ")
+            return network("cannot connect to \(name)" + (reasons.isEmpty ? "" : " (\(reasons))"), transient: true)
+        }
+        if let error = error as? IOError, [ECONNREFUSED, EHOSTUNREACH, ENETUNREACH].contains(error.errnoCode) {
+            return network("cannot connect to \(name) (\(describe(error)))", transient: true)
+        }
+        if let error = error as? ChannelError, case .connectTimeout = error {
+            return network("timed out connecting to \(name)", transient: true)
+        }
+        // 407 from a forward proxy arrives as a response; from a CONNECT, as AHC's error. Neither is retried:
+        // the same credentials will be refused again.
+        let authenticationRequired =
+            (error as? HTTPStatusFailure)?.status == 407
+            || (error as? HTTPClientError) == .proxyAuthenticationRequired
+        if authenticationRequired {
+            let text =
+                proxy.username.map { "\(name) refused the credentials of user \"\($0)\"" }
+                ?? "\(name) requires credentials (http://user:password@host:port in the proxy variable)"
+            return Classified(
+                error: NewsstandError(
+                    .network, "\(target): \(text) (407 Proxy Authentication Required)", underlying: error),
+                isTransient: false)
+        }
+        guard let error = error as? HTTPClientError else { return nil }
+        switch error {
+        case .connectTimeout:
+            return network("timed out connecting to \(name)", transient: true)
+        case .invalidProxyResponse:
+            // AHC keeps only that the CONNECT was not answered 200: a refusal, or a failure upstream.
+            return network("\(name) refused to open a tunnel (CONNECT) to the server", transient: true)
+        case .httpProxyHandshakeTimeout:
+            return network("\(name) did not answer the CONNECT request in time", transient: true)
+        default:
+            return nil
+        }
+    }
+
+    private static func isCertificateFailure(_ error: any Error) -> Bool {
+        if let error = error as? NIOSSLExtraError {
+            return error == .failedToValidateHostname || error == .serverHostnameImpossibleToMatch
+        }
+        if let error = error as? NIOSSLError {
+            switch error {
+            case .unableToValidateCertificate, .noCertificateToValidate: return true
+            case .handshakeFailed(let failure): return reasonCode(failure) == "CERTIFICATE_VERIFY_FAILED"
+            default: return false
+            }
+        }
+        return false
+    }
+
+    /// BoringSSL's reason code (`CERTIFICATE_VERIFY_FAILED`, `WRONG_VERSION_NUMBER`, …). NIOSSL keeps the
+    /// packed error code private, so the reason name in its description is the only stable handle.
+    private static func reasonCode(_ error: any Error) -> String? {
+        let text = String(describing: error)
+        guard let range = text.range(of: "OPENSSL_internal:") else { return nil }
+        let reason = text[range.upperBound...].prefix { $0.isLetter || $0.isNumber || $0 == "_" }
+        return reason.isEmpty ? nil : String(reason)
+    }
+
+    private static func tlsReason(_ error: any Error) -> String {
+        if let code = reasonCode(error) { return code }
+        if let error = error as? NIOSSLExtraError, error == .failedToValidateHostname {
+            return "it was issued for another name"
+        }
+        let text = String(describing: error)
         return text.count > 160 ? String(text.prefix(160)) + "…" : text
     }
 
@@ -287,11 +494,7 @@ final class DownloadEngine: Sendable {
         }
         if let error = error as? IOError { return String(cString: strerror(error.errnoCode)).lowercased() }
         if let error = error as? NIOConnectionError {
-            let reasons = error.connectionErrors.map { failure -> String in
-                if let io = failure.error as? IOError { return String(cString: strerror(io.errnoCode)).lowercased() }
-                return String(describing: failure.error)
-            }
-            let reason = Set(reasons).sorted().joined(separator: ", ")
+            let reason = Set(error.connectionErrors.map { describe($0.error) }).sorted().joined(separator: ", ")
             return "cannot connect to \(error.host):\(error.port)" + (reason.isEmpty ? "" : " (\(reason))")
         }
         if let error = error as? ChannelError, case .connectTimeout = error { return "timed out connecting" }

@@ -10,6 +10,8 @@ enum AttemptOutcome: Sendable {
     case body(expectedTotal: Int64?)
     /// 416: the server says the range starts at or past the end; `total` from `Content-Range: bytes */N`.
     case rangeNotSatisfiable(total: Int64?)
+    /// 301, 302, 303, 307 or 308 with a `Location`; the engine follows it (its body is dropped).
+    case redirect(location: String)
 }
 
 /// A response status that ends an attempt; 408, 429 and 5xx are worth retrying.
@@ -100,6 +102,9 @@ final class ResponseDelegate: HTTPClientResponseDelegate, Sendable {
                 $0.outcome = .body(expectedTotal: range.total)
             }
             onStart(start, range.total)
+        case let code where [301, 302, 303, 307, 308].contains(code) && headers.contains(name: "location"):
+            let location = headers.first(name: "location") ?? ""
+            state.withLockedValue { $0.outcome = .redirect(location: location) }
         case 416:
             let total = ContentRange(headers.first(name: "content-range") ?? "")?.total
             state.withLockedValue { $0.outcome = .rangeNotSatisfiable(total: total) }

@@ -9,12 +9,13 @@ struct Download: AsyncParsableCommand {
 
     @OptionGroup var libraryOptions: LibraryOptions
     @OptionGroup var run: DownloadRunOptions
+    @OptionGroup var tls: TLSOptions
 
     @Argument(help: "Issue names.")
     var names: [String] = []
 
     func run() async throws {
-        let library = try await libraryOptions.open(configuration: run.configuration)
+        let library = try await libraryOptions.open(configuration: tls.applied(to: run.configuration))
         let names = self.names.isEmpty ? nil : self.names
         let options = run.downloadOptions
         try await DownloadSession.run(library: library) { onEvent in

@@ -9,9 +9,10 @@ struct Resume: AsyncParsableCommand {
 
     @OptionGroup var libraryOptions: LibraryOptions
     @OptionGroup var run: DownloadRunOptions
+    @OptionGroup var tls: TLSOptions
 
     func run() async throws {
-        let library = try await libraryOptions.open(configuration: run.configuration)
+        let library = try await libraryOptions.open(configuration: tls.applied(to: run.configuration))
         let options = run.downloadOptions
         try await DownloadSession.run(library: library) { onEvent in
             try await library.resumeDownloads(options: options, onEvent: onEvent)

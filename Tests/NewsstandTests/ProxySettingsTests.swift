@@ -1,0 +1,110 @@
+import AsyncHTTPClient
+import Foundation
+import Logging
+import NIOSSL
+import NewsstandTestSupport
+import Testing
+
+@testable import Newsstand
+
+/// Proxy variables as curl reads them, the route each URL takes, and how proxy and TLS failures read.
+@Suite struct ProxySettingsTests {
+    func proxy(_ environment: [String: String], for url: String) throws -> ProxySettings.Proxy? {
+        let choice = ProxySettings.fromEnvironment(environment).proxy(for: try #require(URL(string: url)))
+        return try choice?.get()
+    }
+
+    @Test func eachSchemeHasItsVariableAndAllProxyIsTheFallback() throws {
+        let env = ["http_proxy": "http://h:1", "all_proxy": "a:2"]
+        #expect(try proxy(env, for: "http://x/f")?.host == "h")
+        #expect(try proxy(env, for: "https://x/f") == .init(host: "a", port: 2))
+        #expect(try proxy([:], for: "http://x/f") == nil)
+    }
+
+    /// Either case works; lower case wins when both are set, as in curl.
+    @Test func eitherCaseLowerWins() throws {
+        #expect(try proxy(["HTTPS_PROXY": "up:3"], for: "https://x/")?.host == "up")
+        #expect(try proxy(["ALL_PROXY": "up:3"], for: "http://x/")?.host == "up")
+        #expect(try proxy(["http_proxy": "low:1", "HTTP_PROXY": "up:2"], for: "http://x/")?.host == "low")
+        #expect(try proxy(["http_proxy": "", "HTTP_PROXY": "up:2"], for: "http://x/")?.host == "up")
+    }
+
+    /// Credentials are percent-decoded; the port defaults to 1080 as in curl.
+    @Test func credentialsAreDecodedAndSentAsBasic() throws {
+        let found = try #require(try proxy(["http_proxy": "http://al%40ice:p%3Ass@proxy.example"], for: "http://x/"))
+        #expect(found == .init(host: "proxy.example", port: 1080, username: "al@ice", password: "p:ss"))
+        #expect(found.basicAuthorization == "Basic " + Data("al@ice:p:ss".utf8).base64EncodedString())
+        #expect(found.displayName == "proxy.example:1080")
+        #expect(try proxy(["http_proxy": "proxy:8080"], for: "http://x/")?.basicAuthorization == nil)
+    }
+
+    @Test func noProxyMatchesHostsAndDomains() throws {
+        let env = ["all_proxy": "p:1", "no_proxy": "example.com, .internal,10.0.0.1"]
+        #expect(try proxy(env, for: "http://example.com/") == nil)
+        #expect(try proxy(env, for: "http://cdn.example.com/") == nil)
+        #expect(try proxy(env, for: "https://a.internal/") == nil)
+        #expect(try proxy(env, for: "http://10.0.0.1:8080/") == nil)
+        #expect(try proxy(env, for: "http://notexample.com/") != nil)
+        #expect(try proxy(["all_proxy": "p:1", "NO_PROXY": "*"], for: "http://any/") == nil)
+    }
+
+    /// A proxy this tool cannot use is an error naming the variable, never a silent direct connection,
+    /// and never shows the password.
+    @Test func unusableProxyIsAnErrorNamingTheVariable() throws {
+        let settings = ProxySettings.fromEnvironment(["ALL_PROXY": "socks5://u:secret@h:1080"])
+        let url = try #require(URL(string: "http://x/"))
+        guard case .failure(let invalid) = settings.proxy(for: url) else {
+            Issue.record("expected an error")
+            return
+        }
+        #expect(invalid.variable == "ALL_PROXY")
+        #expect(invalid.reason.contains("only http:// proxies"))
+        #expect(!invalid.reason.contains("secret"))
+    }
+
+    @Test func routesTunnelHTTPSAndForwardPlainHTTP() throws {
+        let proxy = ProxySettings.Proxy(host: "p", port: 3128)
+        let engine = DownloadEngine(
+            configuration: .init(), logger: .init(label: "test"), environment: ["all_proxy": "http://p:3128"])
+        #expect(try engine.route(for: try #require(URL(string: "https://x/a"))) == .tunnel(proxy))
+        #expect(try engine.route(for: try #require(URL(string: "http://x/a"))) == .forward(proxy))
+        #expect(try engine.route(for: try #require(URL(string: "ftp://x/a"))) == .direct)
+    }
+
+    /// A 407 from either kind of proxy is permanent and worded for people, naming the proxy.
+    @Test func proxyAuthenticationRequiredIsPermanent() throws {
+        let url = try #require(URL(string: "https://x/a"))
+        let proxy = ProxySettings.Proxy(host: "p", port: 3128, username: "u", password: "pw")
+        for error in [HTTPClientError.proxyAuthenticationRequired as any Error, HTTPStatusFailure(status: 407)] {
+            let classified = DownloadEngine.classify(
+                error, url: url, hop: .init(url: url, route: .tunnel(proxy)))
+            #expect(!classified.isTransient)
+            #expect(classified.error.message.contains("the proxy p:3128 refused the credentials of user \"u\""))
+            #expect(!classified.error.message.contains("HTTPClientError"))
+        }
+    }
+
+    /// Extra roots are added to the system's, never replace them.
+    @Test func extraTrustRootsAreAddedToTheSystemStore() async throws {
+        try await withTemporaryDirectory { folder in
+            let ca = try TestCertificateAuthority.make(in: folder)
+            let roots = try TrustRoots.load(
+                files: [URL(fileURLWithPath: ca.certificatePath)],
+                environment: ["SSL_CERT_DIR": folder.path, "SSL_CERT_FILE": ca.certificatePath])
+            // The same CA from three places, and the server certificate from the folder.
+            #expect(roots.count == 2)
+            let tls = TrustRoots.configuration(adding: roots)
+            #expect(tls.trustRoots == .default)
+            #expect(tls.additionalTrustRoots == [.certificates(roots)])
+            #expect(TrustRoots.configuration(adding: []).additionalTrustRoots.isEmpty)
+        }
+    }
+
+    @Test func unreadableCAFileIsNamed() throws {
+        #expect {
+            try TrustRoots.load(files: [URL(fileURLWithPath: "/nonexistent/ca.pem")], environment: [:])
+        } throws: { error in
+            "\(error)".contains("/nonexistent/ca.pem")
+        }
+    }
+}
