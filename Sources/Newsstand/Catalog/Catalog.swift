@@ -28,10 +28,13 @@ final class Catalog: Sendable {
     let layout: LibraryLayout
     /// Whether each change is flushed to stable storage before it counts as done.
     let durable: Bool
+    /// How far the index may grow past twice its live size before it is compacted.
+    let compactionSlack: Int
 
-    init(layout: LibraryLayout, durable: Bool = true) {
+    init(layout: LibraryLayout, durable: Bool = true, compactionSlack: Int = 8 << 20) {
         self.layout = layout
         self.durable = durable
+        self.compactionSlack = compactionSlack
     }
 
     /// The record key of an issue name: the first 128 bits of SHA-256 of its NFC form, in hex. Swift
@@ -72,6 +75,7 @@ final class Catalog: Sendable {
             try withLock {
                 guard case .missing = try readMarker() else { return }
                 try makeEmptyCatalog(at: layout.catalog)
+                if !POSIX.exists(layout.index) { try rebuildIndex() }
                 try writeMarker()
             }
         case .version1:
@@ -299,9 +303,9 @@ final class Catalog: Sendable {
     }
 
     func syncFileSystem() throws {
-        let fd = try POSIX.open(layout.catalog, O_RDONLY | O_DIRECTORY)
+        let fd = try POSIX.open(layout.root, O_RDONLY | O_DIRECTORY)
         defer { _ = close(fd) }
-        try POSIX.call("cannot flush", path: layout.catalog) { newsstand_syncfs(fd) }
+        try POSIX.call("cannot flush", path: layout.root) { newsstand_syncfs(fd) }
     }
 
     /// Finishes what a killed writer left: re-derives the index lines of the keys in its intent (and
@@ -351,7 +355,7 @@ final class Catalog: Sendable {
         if durable { try POSIX.call("cannot flush", path: path) { fdatasync(fd) } }
         if let reader = try CatalogIndexReader(path: path) {
             let sizes = try reader.sizes()
-            if sizes.file > 2 * sizes.live + (8 << 20) { try compactIndex(reader) }
+            if sizes.file > 2 * sizes.live + compactionSlack { try compactIndex(reader) }
         }
     }
 

@@ -1,0 +1,386 @@
+import Foundation
+import NewsstandTestSupport
+import Testing
+
+@testable import Newsstand
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The catalog's records, index, saved downloads and folder claims, through the library and directly.
+@Suite struct CatalogTests {
+    let date = IssueDate("2026-11-20")!
+
+    func catalog(_ root: URL, slack: Int = 8 << 20) throws -> Catalog {
+        let catalog = Catalog(layout: LibraryLayout(root: root.path), durable: false, compactionSlack: slack)
+        try catalog.prepare(create: true)
+        return catalog
+    }
+
+    func sampleIssue(_ name: String = "The Daily 2026-11-20") throws -> Newsstand.Issue {
+        var issue = Newsstand.Issue(name: name, date: try #require(IssueDate("2026-11-20")), folderName: "The Daily")
+        var asset = AssetDownload(
+            id: "0123456789abcdef", url: try #require(URL(string: "https://example.com/a.zip")),
+            sha256: String(repeating: "a", count: 64))
+        asset.state = .downloaded
+        asset.receivedBytes = 42
+        asset.expectedBytes = 42
+        asset.userInfo = ["k": "v"]
+        issue.assets = [asset]
+        issue.updateStatus()
+        return issue
+    }
+
+    // MARK: Records
+
+    @Test func recordRoundTrip() throws {
+        let issue = try sampleIssue()
+        let bytes = IssueRecord.encode(issue)
+        let decoded = try bytes.withUnsafeBufferPointer { try IssueRecord.decode($0, path: "r.json") }
+        #expect(decoded == issue)
+        #expect(String(decoding: bytes, as: UTF8.self).contains("\"version\":2"))
+    }
+
+    @Test(arguments: [
+        "plain", "quote \" and backslash \\", "tab\tnew\nline\r", "nul \u{0} bell \u{7}", "東京 🗞️ é", "\u{2028}\u{FEFF}",
+        "",
+    ])
+    func stringsSurviveARecord(_ text: String) throws {
+        var issue = Newsstand.Issue(name: text.isEmpty ? "empty" : text, date: date, folderName: "f")
+        var asset = AssetDownload(id: "0123456789ab", url: try #require(URL(string: "http://127.0.0.1/x")))
+        asset.error = text
+        asset.userInfo = [text: text]
+        issue.assets = [asset]
+        let bytes = IssueRecord.encode(issue)
+        #expect(try bytes.withUnsafeBufferPointer { try IssueRecord.decode($0, path: "r.json") } == issue)
+    }
+
+    @Test func readsEscapesAndSurrogatePairs() throws {
+        let text = #"{"name":"\u00e9\ud83d\uddde\/\"","date":"2026-11-20","folder":"f","status":"none","assets":[]}"#
+        let issue = try Array(text.utf8).withUnsafeBufferPointer { try IssueRecord.decode($0, path: "r.json") }
+        #expect(issue.name == "é🗞/\"")
+    }
+
+    @Test(arguments: [
+        "", "{", "null", "[]", "{\"name\":\"x\"}",
+        "{\"name\":\"x\",\"date\":\"2026-02-30\",\"folder\":\"x\",\"status\":\"none\"}",
+        "{\"name\":\"x\",\"date\":\"2026-01-01\",\"folder\":\"../x\",\"status\":\"none\"}",
+        "{\"name\":\"x\",\"date\":\"2026-01-01\",\"folder\":\"library.json\",\"status\":\"none\"}",
+        "{\"name\":\"x\",\"name\":\"y\",\"date\":\"2026-01-01\",\"folder\":\"x\",\"status\":\"none\"}",
+        "{\"name\":\"x\",\"date\":\"2026-01-01\",\"folder\":\"x\",\"status\":\"none\",\"assets\":[{\"id\":\"a\",\"url\":\"http://h/x\",\"state\":\"pending\",\"receivedBytes\":-1}]}",
+        "{\"name\":\"x\",\"date\":\"2026-01-01\",\"folder\":\"x\",\"status\":\"none\",\"assets\":[{\"id\":\"a\",\"url\":\"http://h/x\",\"state\":\"pending\"},{\"id\":\"a\",\"url\":\"http://h/y\",\"state\":\"pending\"}]}",
+        "{\"name\":\"x\",\"date\":\"2026-01-01\",\"folder\":\"x\",\"status\":\"none\",\"assets\":[{\"id\":\"a/b\",\"url\":\"http://h/x\",\"state\":\"pending\"}]}",
+    ])
+    func damagedRecordsAreRefusedByName(_ text: String) {
+        #expect {
+            _ = try Array(text.utf8).withUnsafeBufferPointer { try IssueRecord.decode($0, path: "/lib/r.json") }
+        } throws: { error in
+            let error = error as? NewsstandError
+            return error?.code == .manifestUnreadable && error?.message.contains("/lib/r.json") == true
+        }
+    }
+
+    @Test func newerRecordVersionIsRefused() {
+        let text = #"{"name":"x","date":"2026-01-01","folder":"x","status":"none","version":3}"#
+        #expect {
+            _ = try Array(text.utf8).withUnsafeBufferPointer { try IssueRecord.decode($0, path: "r.json") }
+        } throws: { ($0 as? NewsstandError)?.code == .manifestFromNewerVersion }
+    }
+
+    @Test func keysFollowCanonicalEquivalence() {
+        // Swift compares names by canonical equivalence; both spellings must find one record.
+        #expect(Catalog.key(for: "Caf\u{E9}") == Catalog.key(for: "Cafe\u{301}"))
+        #expect(Catalog.key(for: "Café") != Catalog.key(for: "Cafe"))
+        #expect(Catalog.isKey(Catalog.key(for: "x")))
+    }
+
+    // MARK: Through the library
+
+    @Test func aDamagedRecordIsNamedAndNeverOverwritten() async throws {
+        try await withTemporaryDirectory { root in
+            let library = try await Library.open(at: root)
+            try await library.addIssue(named: "A", date: date)
+            let path = LibraryLayout(root: root.path).record(Catalog.key(for: "A"))
+            let garbage = Data("{\"name\": \"A\", \"date\"".utf8)
+            try garbage.write(to: URL(fileURLWithPath: path))
+            for attempt in [
+                { _ = try await library.issue(named: "A") },
+                { _ = try await library.addIssue(named: "A", date: self.date) },
+                { _ = try await library.addAsset(toIssueNamed: "A", AssetRequest(url: URL(string: "http://h/x")!)) },
+                { try await library.removeIssue(named: "A") },
+            ] as [() async throws -> Void] {
+                await #expect {
+                    try await attempt()
+                } throws: { error in
+                    let error = error as? NewsstandError
+                    return error?.code == .manifestUnreadable && error?.message.contains(path) == true
+                }
+            }
+            #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == garbage)
+        }
+    }
+
+    @Test func newerLibraryVersionIsRefusedAndKept() async throws {
+        try await withTemporaryDirectory { root in
+            let path = root.appendingPathComponent("library.json")
+            let text = Data(#"{"version":3,"catalog":"elsewhere"}"#.utf8)
+            try text.write(to: path)
+            await #expect {
+                _ = try await Library.open(at: root)
+            } throws: { ($0 as? NewsstandError)?.code == .manifestFromNewerVersion }
+            #expect(try Data(contentsOf: path) == text)
+        }
+    }
+
+    @Test func readOnlyOpenCreatesNothing() async throws {
+        try await withTemporaryDirectory { root in
+            let missing = root.appendingPathComponent("typo")
+            await #expect {
+                _ = try await Library.open(at: missing, createIfMissing: false)
+            } throws: { ($0 as? NewsstandError)?.code == .libraryUnavailable }
+            #expect(!FileManager.default.fileExists(atPath: missing.path))
+        }
+    }
+
+    @Test func foldersAreUniqueCaseInsensitivelyAndClaimsGoWithRemoval() async throws {
+        try await withTemporaryDirectory { root in
+            let library = try await Library.open(at: root)
+            let a = try await library.addIssue(named: "Weekly", date: date)
+            let b = try await library.addIssue(named: "WEEKLY", date: date)
+            let c = try await library.addIssue(named: "weekly/", date: date)
+            #expect(Set([a, b, c].map { $0.folderName.lowercased() }).count == 3)
+            try await library.removeIssue(named: "Weekly")
+            // The removed issue's folder name is free again, and nothing else held it.
+            let d = try await library.addIssue(named: "weekly", date: date)
+            #expect(d.folderName == "weekly")
+            #expect(try await library.verify().isClean)
+        }
+    }
+
+    @Test func summariesAndIssuesComeFromTheIndexInOrder() async throws {
+        try await withTemporaryDirectory { root in
+            let library = try await Library.open(at: root)
+            for (name, day) in [("b", "2026-01-02"), ("a", "2026-01-02"), ("c", "2026-03-01"), ("old", "2025-12-31")] {
+                try await library.addIssue(named: name, date: try #require(IssueDate(day)))
+            }
+            try await library.addAsset(toIssueNamed: "a", AssetRequest(url: try #require(URL(string: "http://h/x"))))
+            #expect(try await library.summaries().map(\.name) == ["c", "a", "b", "old"])
+            #expect(try await library.issues().first { $0.name == "a" }?.assets.count == 1)
+            #expect(try await library.summaries(status: Newsstand.Issue.Status.none).count == 4)
+        }
+    }
+
+    // MARK: Index
+
+    @Test func aMissingIndexIsRebuiltFromTheRecords() async throws {
+        try await withTemporaryDirectory { root in
+            let library = try await Library.open(at: root)
+            for i in 0..<5 { try await library.addIssue(named: "Issue \(i)", date: date) }
+            try FileManager.default.removeItem(atPath: LibraryLayout(root: root.path).index)
+            #expect(try await library.summaries().count == 5)
+        }
+    }
+
+    @Test func aTornLastLineIsRebuiltByTheNextWriter() async throws {
+        try await withTemporaryDirectory { root in
+            let library = try await Library.open(at: root)
+            for i in 0..<3 { try await library.addIssue(named: "Issue \(i)", date: date) }
+            let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: LibraryLayout(root: root.path).index))
+            try handle.seekToEnd()
+            try handle.write(contentsOf: Data("{\"key\":\"00112233".utf8))  // a power cut mid-append
+            try handle.close()
+            #expect(try await library.summaries().count == 3, "readers skip the torn line")
+            try await library.addIssue(named: "Newsstand.Issue 3", date: date)
+            #expect(try await library.summaries().count == 4)
+            #expect(try await library.verify().isClean)
+        }
+    }
+
+    @Test func aDamagedIndexLineIsNamedAndRepairRebuildsIt() async throws {
+        try await withTemporaryDirectory { root in
+            let library = try await Library.open(at: root)
+            for i in 0..<3 { try await library.addIssue(named: "Issue \(i)", date: date) }
+            let path = LibraryLayout(root: root.path).index
+            var text = try String(contentsOfFile: path, encoding: .utf8)
+            text = text.replacingOccurrences(of: "\"status\":\"none\"", with: "\"status\":")
+            try text.write(toFile: path, atomically: true, encoding: .utf8)
+            await #expect {
+                _ = try await library.summaries()
+            } throws: { error in
+                let error = error as? NewsstandError
+                return error?.code == .manifestUnreadable && error?.message.contains(path) == true
+                    && error?.message.contains("verify --repair") == true
+            }
+            #expect(try String(contentsOfFile: path, encoding: .utf8) == text, "a damaged index is not rewritten")
+            let report = try await library.verify(repair: true)
+            #expect(report.problems.map(\.kind) == [.indexOutOfStep])
+            #expect(report.isClean)
+            #expect(try await library.summaries().count == 3)
+        }
+    }
+
+    @Test func anInterruptedChangeIsFinishedFromItsRecord() async throws {
+        try await withTemporaryDirectory { root in
+            let library = try await Library.open(at: root)
+            try await library.addIssue(named: "A", date: date)
+            // A writer killed after writing the record, before appending its index line.
+            let layout = LibraryLayout(root: root.path)
+            let key = Catalog.key(for: "A")
+            var issue = try #require(try Catalog(layout: layout).record(key: key))
+            issue.assets = [AssetDownload(id: "00000000000000aa", url: try #require(URL(string: "http://h/x")))]
+            try Data(IssueRecord.encode(issue)).write(to: URL(fileURLWithPath: layout.record(key)))
+            try Data(key.utf8).write(to: URL(fileURLWithPath: layout.intent))
+            #expect(try await library.summaries().first?.assetsTotal == 1)
+            #expect(!FileManager.default.fileExists(atPath: layout.intent))
+            #expect(try await library.verify().isClean)
+        }
+    }
+
+    @Test func theJournalIsCompactedAndKeepsTheLatestOfEach() throws {
+        try withTemporaryDirectorySync { root in
+            let catalog = try catalog(root, slack: 16 << 10)
+            for round in 0..<60 {
+                try catalog.write { changes in
+                    for i in 0..<5 {
+                        var issue = Newsstand.Issue(name: "Issue \(i)", date: date, folderName: "Issue \(i)")
+                        issue.assets = [
+                            AssetDownload(id: "\(i)-\(round)", url: URL(fileURLWithPath: "/r/\(round)"))
+                        ]
+                        try changes.put(issue)
+                    }
+                    if round == 30 { try changes.delete(named: "Newsstand.Issue 4") }
+                }
+            }
+            let size = try #require(POSIX.fileSize(catalog.layout.index))
+            #expect(size < 40 << 10, "the journal stays near its live size (\(size) bytes)")
+            let reader = try catalog.openIndex()
+            let entries = try reader.liveEntries()
+            #expect(entries.count == 5)
+            var buffer: [UInt8] = []
+            for entry in entries {
+                try reader.recordBytes(entry, into: &buffer)
+                let issue = try buffer.withUnsafeBufferPointer { try IssueRecord.decode($0, path: "index") }
+                #expect(issue.assets.first?.id.hasSuffix("-59") == true)
+            }
+        }
+    }
+
+    // MARK: Saved downloads
+
+    @Test func savedDownloadsPointingNowhereAreDroppedByRepair() async throws {
+        try await withTemporaryDirectory { root in
+            let library = try await Library.open(at: root)
+            let layout = LibraryLayout(root: root.path)
+            try FileManager.default.createSymbolicLink(
+                atPath: layout.pendingMarker("00000000deadbeef"), withDestinationPath: Catalog.key(for: "nothing"))
+            let report = try await library.verify()
+            #expect(report.problems.map(\.kind) == [.stalePendingDownload])
+            #expect(try await library.verify(repair: true).isClean)
+            #expect(try await library.verify().problems.isEmpty)
+        }
+    }
+
+    // MARK: Import and export
+
+    @Test func importReportsEachIssueAndExportRoundTrips() async throws {
+        try await withTemporaryDirectory { root in
+            let library = try await Library.open(at: root.appendingPathComponent("one"))
+            try await library.addIssue(named: "Existing", date: date)
+            let input = """
+                {"name":"A","date":"2026-11-20","assets":[{"url":"https://h/a.pdf","sha256":"\(String(repeating: "ab", count: 32))"}]}
+                {"name":"B","date":"2026-11-21","assets":[{"url":"https://h/b.zip","unpack":false}]}
+                {"name":"Existing","date":"2026-11-20"}
+                {"name":"A","date":"2026-11-22"}
+                {"name":"C","date":"2026-13-01"}
+                {"name":"D","date":"2026-11-20","assets":[{"url":"unix:///var/run/x.sock"}]}
+                {"name":"E","date":"2026-11-20","assets":[{"url":"https://h/e","sha256":"xyz"}]}
+                {"date":"2026-11-20"}
+                """
+            let report = try await library.importIssues(from: Data(input.utf8), source: "in.jsonl")
+            #expect(report.added == ["A", "B"])
+            #expect(report.refused.map(\.index) == [2, 3, 4, 5, 6, 7])
+            #expect(report.refused[0].reason.contains("already exists"))
+            #expect(report.refused[1].reason.contains("twice"))
+
+            let exported = root.appendingPathComponent("export.json")
+            #expect(FileManager.default.createFile(atPath: exported.path, contents: nil))
+            let handle = try FileHandle(forWritingTo: exported)
+            try await library.exportIssues(to: handle)
+            try handle.close()
+            let other = try await Library.open(at: root.appendingPathComponent("two"))
+            let again = try await other.importIssues(from: try Data(contentsOf: exported), source: "export.json")
+            #expect(again.refused.isEmpty)
+            let before = try await library.issues().map { ($0.name, $0.date, $0.assets.map { [$0.url, $0.sha256, $0.unpack] as [AnyHashable?] }) }
+            let after = try await other.issues().map { ($0.name, $0.date, $0.assets.map { [$0.url, $0.sha256, $0.unpack] as [AnyHashable?] }) }
+            #expect(before.map(\.0) == after.map(\.0))
+            #expect(before.map(\.1) == after.map(\.1))
+            #expect(before.map(\.2) == after.map(\.2))
+        }
+    }
+
+    @Test func importAcceptsAnArrayAndACatalogObject() async throws {
+        try await withTemporaryDirectory { root in
+            let library = try await Library.open(at: root)
+            let array = #"[{"name":"A","date":"2026-11-20"}, {"name":"B","date":"2026-11-21"}]"#
+            #expect(try await library.importIssues(from: Data(array.utf8), source: "a").added == ["A", "B"])
+            let object = #"{"publication":"P","issues":[{"id":"1","name":"C","date":"2026-11-22","assets":[]}]}"#
+            #expect(try await library.importIssues(from: Data(object.utf8), source: "o").added == ["C"])
+            await #expect {
+                _ = try await library.importIssues(from: Data("[{\"name\":".utf8), source: "bad.json")
+            } throws: { error in
+                let error = error as? NewsstandError
+                return error?.code == .invalidImport && error?.message.contains("bad.json") == true
+            }
+        }
+    }
+
+    // MARK: Version 1
+
+    /// `Fixtures/v1-library` was written by the last version-1 release (`issues` at a6b242c): an issue
+    /// downloaded, one failed (404), one pending with a checksum and a hostile name, one killed
+    /// mid-download (in `pendingDownloads`).
+    @Test func aVersionOneLibraryIsUpgraded() async throws {
+        try await withTemporaryDirectory { root in
+            let fixture = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+                .appendingPathComponent("Fixtures/v1-library")
+            let lib = root.appendingPathComponent("lib")
+            try FileManager.default.copyItem(at: fixture, to: lib)
+            let original = try Data(contentsOf: lib.appendingPathComponent("library.json"))
+            // git keeps no empty folders; the release had created one per issue.
+            for folder in ["Gone Weekly", "Interrupted Monthly", "Quarterly é_.._ Review"] {
+                try FileManager.default.createDirectory(
+                    at: lib.appendingPathComponent(folder), withIntermediateDirectories: true)
+            }
+            let library = try await Library.open(at: lib)
+            let issues = try await library.issues()
+            #expect(
+                issues.map(\.name) == [
+                    "The Daily 2026-11-20", "Gone Weekly", "Interrupted Monthly", "Quarterly é/..\\ Review",
+                ])
+            #expect(issues.map(\.status) == [.available, .failed, .downloading, .none])
+            #expect(issues[0].assets.first?.fileName == "a.txt")
+            #expect(issues[1].assets.first?.error?.contains("404") == true)
+            #expect(issues[3].assets.first?.sha256 == String(repeating: "ab", count: 32))
+            // The killed download and the failed one are both in the saved list that `resume` reads.
+            let saved = try Catalog(layout: LibraryLayout(root: lib.path)).pendingMarkers().map(\.id)
+            #expect(Set(saved) == ["48b740c86f37", "9df711f79461"])
+            #expect(try await library.downloadingAssets().map(\.id) == ["48b740c86f37"])
+            let marker = try String(contentsOf: lib.appendingPathComponent("library.json"), encoding: .utf8)
+            #expect(marker.contains("\"version\":2"))
+            #expect(!FileManager.default.fileExists(atPath: lib.appendingPathComponent("library.json.v1").path))
+            #expect(original.count > marker.utf8.count)
+            #expect(try await library.verify().isClean)
+            // A second open finds version 2 and changes nothing.
+            _ = try await Library.open(at: lib)
+            #expect(try String(contentsOf: lib.appendingPathComponent("library.json"), encoding: .utf8) == marker)
+        }
+    }
+}
+
+/// `withTemporaryDirectory` for synchronous tests.
+func withTemporaryDirectorySync<T>(_ body: (URL) throws -> T) throws -> T {
+    let root = try makeTemporaryDirectory()
+    defer { try? FileManager.default.removeItem(at: root) }
+    return try body(root)
+}
