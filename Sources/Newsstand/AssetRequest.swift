@@ -19,13 +19,18 @@ public struct AssetRequest: Sendable, Hashable {
         self.userInfo = userInfo
     }
 
-    /// Parses a URL string, accepting only absolute http and https URLs with a host.
+    /// Parses a URL string, accepting only absolute http and https URLs with a host and, if given, a
+    /// port from 1 to 65535. Every URL from outside (the command line, the catalog, an import) passes
+    /// here before anything connects to it.
     /// - Throws: `.invalidURL` naming the text.
     public static func parseURL(_ text: String) throws -> URL {
         guard let url = URL(string: text), let scheme = url.scheme?.lowercased(),
             scheme == "http" || scheme == "https", let host = url.host, !host.isEmpty
         else {
             throw NewsstandError(.invalidURL, "\(text.debugDescription) is not an http or https URL")
+        }
+        if let port = url.port, !(1...65535).contains(port) {
+            throw NewsstandError(.invalidURL, "\(text.debugDescription) has port \(port), outside 1–65535")
         }
         return url
     }

@@ -226,30 +226,6 @@ import Testing
             #expect(Set(list.compactMap { $0["name"] as? String }) == Set((0..<20).map { "Issue \($0)" }))
         }
     }
-
-    /// `issues add` processes are killed with SIGKILL at random instants (before, during and after the
-    /// manifest write); after each kill the manifest must still load, and every add that reported
-    /// success must be in it.
-    @Test func manifestSurvivesKillNine() async throws {
-        try await withTemporaryDirectory { lib in
-            _ = try run(["add", "seed", "--date", "2026-11-20"], lib)
-            var landed: Set<String> = ["seed"]
-            for round in 0..<40 {
-                let child = try CommandRunner.start(
-                    CommandRunner.issuesBinary, ["add", "k\(round)", "--date", "2026-11-20", "--library", lib.path],
-                    environment: CommandRunner.environment())
-                try await Task.sleep(for: .microseconds(Int.random(in: 0...40_000)))
-                child.send(SIGKILL)
-                let result = try await child.wait()
-                if !result.signalled && result.status == 0 { landed.insert("k\(round)") }
-                let r = try run(["list", "--json"], lib)
-                #expect(r.status == 0, "round \(round): \(r.stderr)")
-                let list = try #require(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [[String: Any]])
-                let names = Set(list.compactMap { $0["name"] as? String })
-                #expect(landed.isSubset(of: names), "round \(round): lost \(landed.subtracting(names))")
-            }
-        }
-    }
 }
 
 #if canImport(Glibc)

@@ -245,7 +245,7 @@ import Testing
                     for i in 0..<5 {
                         var issue = Newsstand.Issue(name: "Issue \(i)", date: date, folderName: "Issue \(i)")
                         issue.assets = [
-                            AssetDownload(id: "\(i)-\(round)", url: URL(fileURLWithPath: "/r/\(round)"))
+                            AssetDownload(id: "\(i)-\(round)", url: try #require(URL(string: "https://h/r/\(round)")))
                         ]
                         try changes.put(issue)
                     }

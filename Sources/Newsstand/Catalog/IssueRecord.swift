@@ -157,8 +157,11 @@ extension AssetDownload {
             throw CatalogShapeError("\(path).id \(id.debugDescription) is not a safe identifier")
         }
         let urlText = try object.string("url", at: path)
-        guard let url = URL(string: urlText) else {
-            throw CatalogShapeError("\(path).url \(urlText.debugDescription) is not a URL")
+        let url: URL
+        do {
+            url = try AssetRequest.parseURL(urlText)
+        } catch let error as NewsstandError {
+            throw CatalogShapeError("\(path).url: \(error.message)")
         }
         self.init(
             id: id, url: url, sha256: try object.optionalString("sha256", at: path),

@@ -1,0 +1,164 @@
+import Foundation
+import NewsstandTestSupport
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The catalog under `kill -9` and concurrency, through real `issues` processes. The debug build dies
+/// with SIGKILL at a named instant inside a write when `ISSUES_CRASH_AT` names it, so every crash
+/// window is hit for certain (and the test checks that the kill landed).
+@Suite(.timeLimit(.minutes(5))) struct CatalogDurabilityTests {
+    static let url = "https://cdn.example.com/pub/2026/11/20/issue.pdf"
+
+    func run(_ args: [String], _ lib: URL, crashAt point: String? = nil) throws -> CommandResult {
+        try CommandRunner.issues(args, library: lib, environment: point.map { ["ISSUES_CRASH_AT": $0] } ?? [:])
+    }
+
+    /// Every issue as `list --json` gives it, by name.
+    func listed(_ lib: URL) throws -> [String: [String: Any]] {
+        let r = try run(["list", "--json"], lib)
+        #expect(r.status == 0, "\(r.stderr)")
+        let list = try #require(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [[String: Any]])
+        var byName: [String: [String: Any]] = [:]
+        for issue in list { if let name = issue["name"] as? String { byName[name] = issue } }
+        return byName
+    }
+
+    /// The index (what `list` reads) and the records (what `show` reads) tell the same story.
+    func expectConsistent(_ lib: URL, _ context: String) throws {
+        for (name, issue) in try listed(lib) {
+            let r = try run(["show", "--json", name], lib)
+            #expect(r.status == 0, "\(context): show \(name): \(r.stderr)")
+            let shown = try #require(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])
+            let canonical = { (object: [String: Any]) in
+                try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])
+            }
+            #expect(try canonical(shown) == canonical(issue), "\(context): \(name) differs")
+        }
+    }
+
+    static let cases: [(operation: [String], point: String)] = {
+        let writes = ["catalog-intent", "catalog-record", "catalog-records-written", "catalog-index-appended"]
+        let operations: [[String]] = [
+            ["add", "New", "--date", "2026-11-21", "--asset", url], ["add-asset", "Seed A", url], ["remove", "Seed B"],
+        ]
+        return operations.flatMap { op in writes.map { (op, $0) } } + [(["remove", "Seed B"], "remove-trashed")]
+    }()
+
+    @Test(arguments: cases)
+    func aKillInsideAnyWriteLeavesAConsistentCatalog(operation: [String], point: String) async throws {
+        try await withTemporaryDirectory { lib in
+            for name in ["Seed A", "Seed B"] {
+                #expect(try run(["add", name, "--date", "2026-11-20", "--asset", Self.url], lib).status == 0)
+            }
+            let killed = try run(operation, lib, crashAt: point)
+            #expect(killed.signalled, "the kill at \(point) landed inside \(operation[0]) (\(killed.stderr))")
+
+            // Everything reported done before the kill is there, and both views agree.
+            let names = Set(try listed(lib).keys)
+            #expect(names.isSuperset(of: ["Seed A"]))
+            try expectConsistent(lib, "after the kill at \(point)")
+            let verify = try run(["verify", "--json"], lib)
+            let report = try #require(try JSONSerialization.jsonObject(with: Data(verify.stdout.utf8)) as? [String: Any])
+            let kinds = (report["problems"] as? [[String: Any]] ?? []).compactMap { $0["kind"] as? String }
+            #expect(kinds.allSatisfy { $0 == "interruptedRemoval" }, "\(point): \(verify.stdout)")
+
+            // Running the command again finishes the job (or finds it done), and leaves nothing to repair.
+            let again = try run(operation, lib)
+            #expect(again.status == 0 || again.stderr.contains("already exists"), "\(again.stderr)")
+            try expectConsistent(lib, "after running \(operation[0]) again")
+            #expect(try run(["verify"], lib).status == 0)
+            let final = try listed(lib)
+            switch operation[0] {
+            case "add": #expect(final["New"] != nil)
+            case "remove":
+                #expect(final["Seed B"] == nil)
+                #expect(!FileManager.default.fileExists(atPath: lib.appendingPathComponent("Seed B").path))
+            default: #expect((final["Seed A"]?["assetsTotal"] as? Int ?? 0) >= 2)
+            }
+        }
+    }
+
+    @Test func twentyConcurrentWritersToOneIssueLoseNothing() async throws {
+        try await withTemporaryDirectory { lib in
+            #expect(try run(["add", "Shared", "--date", "2026-11-20"], lib).status == 0)
+            let processes = try (0..<20).map { i in
+                try CommandRunner.start(
+                    CommandRunner.issuesBinary,
+                    ["add-asset", "Shared", "https://cdn.example.com/\(i).pdf", "--library", lib.path],
+                    environment: CommandRunner.environment())
+            }
+            var ids = Set<String>()
+            for process in processes {
+                let r = try await process.wait()
+                #expect(r.status == 0, "\(r.stderr)")
+                ids.insert(r.stdout.trimmingCharacters(in: .whitespacesAndNewlines))
+            }
+            let r = try run(["show", "--json", "Shared"], lib)
+            let shown = try #require(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])
+            let assets = try #require(shown["assets"] as? [[String: Any]])
+            #expect(Set(assets.compactMap { $0["id"] as? String }) == ids)
+            #expect(ids.count == 20)
+            try expectConsistent(lib, "after 20 writers")
+        }
+    }
+
+    static let upgradePoints = ["upgrade-backup", "upgrade-built", "upgrade-moved", "upgrade-committed"]
+
+    @Test(arguments: upgradePoints)
+    func aKillDuringTheVersionOneUpgradeLosesNothing(point: String) async throws {
+        try await withTemporaryDirectory { root in
+            let fixture = CommandRunner.packageRoot.appendingPathComponent("Tests/NewsstandTests/Fixtures/v1-library")
+            let lib = root.appendingPathComponent("lib")
+            try FileManager.default.copyItem(at: fixture, to: lib)
+            let original = try Data(contentsOf: lib.appendingPathComponent("library.json"))
+            let killed = try run(["list"], lib, crashAt: point)
+            #expect(killed.signalled, "the kill at \(point) landed inside the upgrade")
+            let marker = try Data(contentsOf: lib.appendingPathComponent("library.json"))
+            // Before the commit the old file is as it was; the copy exists from the first step on.
+            if point != "upgrade-committed" { #expect(marker == original) }
+            #expect(FileManager.default.fileExists(atPath: lib.appendingPathComponent("library.json.v1").path))
+
+            let names = Set(try listed(lib).keys)
+            #expect(names == ["The Daily 2026-11-20", "Gone Weekly", "Interrupted Monthly", "Quarterly é/..\\ Review"])
+            #expect(!FileManager.default.fileExists(atPath: lib.appendingPathComponent("library.json.v1").path))
+            let text = try String(contentsOf: lib.appendingPathComponent("library.json"), encoding: .utf8)
+            #expect(text.contains("\"version\":2"))
+            try expectConsistent(lib, "after an upgrade killed at \(point)")
+        }
+    }
+
+    @Test func importFromStandardInputReportsEachIssueAndExportRoundTrips() async throws {
+        try await withTemporaryDirectory { root in
+            let one = root.appendingPathComponent("one")
+            let input = """
+                [{"name":"A","date":"2026-11-20","assets":[{"url":"\(Self.url)"}]},
+                 {"name":"B","date":"2026-11-31"},
+                 {"name":"C","date":"2026-11-19","assets":[{"url":"http://127.0.0.1:99999/x"}]},
+                 {"name":"A","date":"2026-11-20"}]
+                """
+            var r = try CommandRunner.issues(["import", "-"], library: one, stdin: input)
+            #expect(r.status == 1)
+            #expect(r.stdout.contains("added \"A\""))
+            #expect(r.stdout.contains("refused \"B\": the date \"2026-11-31\""))
+            #expect(r.stdout.contains("refused \"C\""))
+            #expect(r.stdout.contains("1 added, 3 refused"))
+            #expect(r.stderr.hasPrefix("error: 3 of 4 issues"))
+            #expect(r.stderr.split(separator: "\n").count == 1)
+
+            r = try run(["export"], one)
+            #expect(r.status == 0)
+            let exported = r.stdout
+            let two = root.appendingPathComponent("two")
+            r = try CommandRunner.issues(["import", "-"], library: two, stdin: exported)
+            #expect(r.status == 0, "\(r.stderr)")
+            #expect(try run(["export"], two).stdout == exported)
+
+            r = try CommandRunner.issues(["import", "-"], library: two, stdin: "{\"name\": ")
+            #expect(r.status == 1)
+            #expect(r.stderr.contains("standard input is not valid import JSON"))
+        }
+    }
+}
