@@ -16,8 +16,9 @@ public struct VerifyReport: Sendable {
             case staleFolderClaim
             /// A temporary file a killed writer left in the catalog: deleted.
             case staleTemporaryFile
-            /// A listed issue's content folder is missing: created again (its files are not).
-            case missingContentFolder
+            /// An issue's content folder is gone although assets were placed in it: they are queued to
+            /// be fetched again.
+            case missingContent
             /// A `remove` was cut short: run `issues remove` on the issue to finish it.
             case interruptedRemoval
             /// A folder or file in the library that no issue owns: listed, never deleted.
@@ -171,9 +172,9 @@ final class CatalogVerifier {
             let folder = layout.contentFolder(issue.folderName)
             if issue.isBeingRemoved {
                 note(.interruptedRemoval, folder, "the removal of \(issue.name.debugDescription) was cut short; run `issues remove` on it")
-            } else if !POSIX.exists(folder) {
-                note(.missingContentFolder, folder, "the content folder of \(issue.name.debugDescription) is missing") {
-                    try POSIX.makeDirectory(folder)
+            } else if issue.assets.contains(where: \.isComplete), !POSIX.exists(folder) {
+                note(.missingContent, folder, "the content folder of \(issue.name.debugDescription) is missing") {
+                    try requeue(issue)
                 }
             }
         }
@@ -187,6 +188,20 @@ final class CatalogVerifier {
         for name in ((try? FileManager.default.contentsOfDirectory(atPath: layout.root)) ?? []).sorted()
         where !name.hasPrefix(".") && !LibraryLayout.isReserved(name) && !owned.contains(name) {
             note(.orphan, layout.contentFolder(name), "no issue owns \(name.debugDescription) (left as it is)")
+        }
+    }
+
+    /// Puts every complete asset of `issue` back to pending, so the next download fetches it again.
+    private func requeue(_ issue: Issue) throws {
+        try catalog.writeHoldingLock { changes in
+            guard var current = try changes.issue(named: issue.name) else { return }
+            for index in current.assets.indices where current.assets[index].isComplete {
+                current.assets[index].state = .pending
+                current.assets[index].receivedBytes = 0
+                current.assets[index].fileName = nil
+                current.assets[index].error = nil
+            }
+            try changes.put(current)
         }
     }
 

@@ -127,12 +127,13 @@ public actor Library {
         }
     }
 
-    /// The issue's content folder (NewsstandKit's `contentURL`).
+    /// The issue's content folder (NewsstandKit's `contentURL`). It exists once a file was placed in it;
+    /// ``contentURL(forIssueNamed:)`` creates it on demand.
     public nonisolated func contentURL(for issue: Issue) -> URL {
         URL(fileURLWithPath: layout.contentFolder(issue.folderName), isDirectory: true)
     }
 
-    /// The content folder of the named issue, created if it went missing.
+    /// The content folder of the named issue, created if it does not exist yet.
     /// - Throws: `.issueNotFound`, or `.io` when the folder cannot be created.
     public func contentURL(forIssueNamed name: String) async throws -> URL {
         let issue = try await existingIssue(named: name)
@@ -173,20 +174,18 @@ public actor Library {
         }
     }
 
-    /// Stages a new issue, its assets and its content folder.
+    /// Stages a new issue, its assets and the claim of its content folder's name.
     static func stageNewIssue(
         named name: String, date: IssueDate, assets: [AssetRequest], in changes: inout CatalogChanges
     ) throws -> Issue {
         if try changes.issue(named: name) != nil {
             throw NewsstandError(.duplicateIssue, "an issue named \(name.debugDescription) already exists")
         }
-        let folder = try uniqueFolderName(for: name, catalog: changes.catalog, claimed: changes.foldersToCreate)
+        let folder = try uniqueFolderName(for: name, catalog: changes.catalog, claimed: changes.foldersClaimed)
         var issue = Issue(name: name, date: date, folderName: folder)
         issue.assets = assets.map { $0.makeAsset(id: Library.newAssetID()) }
         try changes.put(issue)
-        // Created under the same lock, after the record names it: a crash never leaves a folder that no
-        // issue lists, and the next add sees the name taken.
-        changes.createFolder(folder)
+        changes.claimFolder(folder)
         issue.updateStatus()
         return issue
     }

@@ -128,7 +128,7 @@ import Testing
             #expect(manifestBytes(lib) == before)
             #expect(
                 try FileManager.default.contentsOfDirectory(atPath: lib.path).sorted() == [
-                    ".catalog", ".lock", "Existing", "library.json",
+                    ".catalog", ".lock", "library.json",
                 ])
         }
     }

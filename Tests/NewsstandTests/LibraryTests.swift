@@ -18,9 +18,12 @@ import Testing
             #expect(asset.sha256 == String(repeating: "f", count: 64))
             #expect(try await library.issues().map(\.name) == ["New", "Old"])
             #expect(issue.assets.count == 1)
+            // The folder is made on demand (or with the first file placed in it).
+            #expect(!FileManager.default.fileExists(atPath: library.contentURL(for: issue).path))
+            let folder = try await library.contentURL(forIssueNamed: "New")
+            #expect(folder == library.contentURL(for: issue))
             var isDirectory: ObjCBool = false
-            #expect(
-                FileManager.default.fileExists(atPath: library.contentURL(for: issue).path, isDirectory: &isDirectory))
+            #expect(FileManager.default.fileExists(atPath: folder.path, isDirectory: &isDirectory))
             #expect(isDirectory.boolValue)
 
             // A second Library on the same folder sees everything.

@@ -227,13 +227,16 @@ final class Catalog: Sendable {
     /// Applies the changes `body` stages, under the lock, and makes them durable. If `body` throws,
     /// nothing is written.
     func write<T>(_ body: (inout CatalogChanges) throws -> T) throws -> T {
-        try withLock {
-            try recover()
-            var changes = CatalogChanges(catalog: self)
-            let result = try body(&changes)
-            try commit(changes)
-            return result
-        }
+        try withLock { try writeHoldingLock(body) }
+    }
+
+    /// ``write(_:)`` for a caller that already holds the lock (``withLock(_:)``).
+    func writeHoldingLock<T>(_ body: (inout CatalogChanges) throws -> T) throws -> T {
+        try recover()
+        var changes = CatalogChanges(catalog: self)
+        let result = try body(&changes)
+        try commit(changes)
+        return result
     }
 
     private func commit(_ changes: CatalogChanges) throws {
@@ -247,8 +250,8 @@ final class Catalog: Sendable {
         for (id, key) in changes.pendingAdded.sorted(by: { $0.key < $1.key }) {
             try setLink(layout.pendingMarker(id), to: key)
         }
-        if !changes.foldersToCreate.isEmpty { try POSIX.makeDirectory(layout.folderClaims) }
-        for folder in changes.foldersToCreate {
+        if !changes.foldersClaimed.isEmpty { try POSIX.makeDirectory(layout.folderClaims) }
+        for folder in changes.foldersClaimed {
             if let owner = keys.first(where: { (changes.staged[$0] ?? nil)?.folderName == folder }) {
                 try setLink(layout.folderClaim(folder), to: owner)
             }
@@ -267,7 +270,6 @@ final class Catalog: Sendable {
             }
             CrashPoint.reached("catalog-record")
         }
-        for folder in changes.foldersToCreate { try POSIX.makeDirectory(layout.contentFolder(folder)) }
         for id in changes.pendingRemoved.sorted() { try POSIX.unlinkIfPresent(layout.pendingMarker(id)) }
         for folder in changes.foldersReleased { try POSIX.unlinkIfPresent(layout.folderClaim(folder)) }
         if durable {
@@ -308,8 +310,8 @@ final class Catalog: Sendable {
         try POSIX.call("cannot flush", path: layout.root) { newsstand_syncfs(fd) }
     }
 
-    /// Finishes what a killed writer left: re-derives the index lines of the keys in its intent (and
-    /// creates the folder of an issue whose add was cut short), then rebuilds a missing index.
+    /// Finishes what a killed writer left: re-derives the index lines of the keys in its intent, then
+    /// rebuilds a missing index.
     /// Called with the lock held.
     func recover() throws {
         if let data = try AtomicFile.read(layout.intent) {
@@ -318,7 +320,6 @@ final class Catalog: Sendable {
             for key in keys where Catalog.isKey(key) {
                 if let issue = try record(key: key) {
                     CatalogIndex.line(key: key, issue: issue, into: &lines)
-                    if !issue.isBeingRemoved { try POSIX.makeDirectory(layout.contentFolder(issue.folderName)) }
                 } else {
                     CatalogIndex.removal(key: key, into: &lines)
                 }

@@ -9,7 +9,7 @@ struct CatalogChanges {
     private var order: [String] = []
     private(set) var pendingAdded: [String: String] = [:]
     private(set) var pendingRemoved: Set<String> = []
-    private(set) var foldersToCreate: [String] = []
+    private(set) var foldersClaimed: [String] = []
     /// Folder names whose claim goes with a deleted issue.
     private(set) var foldersReleased: [String] = []
 
@@ -79,10 +79,11 @@ struct CatalogChanges {
         pendingRemoved.insert(assetID)
     }
 
-    /// Claims a folder name for an issue and creates the folder once the records are written, still
-    /// under the lock, so the next writer finds the name taken.
-    mutating func createFolder(_ folderName: String) {
-        foldersToCreate.append(folderName)
+    /// Claims a content folder name for a new issue (with the records, under the lock, so the next
+    /// writer finds the name taken). The folder itself is made when the first file is placed in it,
+    /// or when someone asks for its path: 100,000 empty folders would cost 400 MB and a minute.
+    mutating func claimFolder(_ folderName: String) {
+        foldersClaimed.append(folderName)
     }
 
     private mutating func touch(_ key: String) {
