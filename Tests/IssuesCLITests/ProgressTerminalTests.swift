@@ -175,7 +175,7 @@ import Testing
                     ["download"], library: lib, environment: ["ISSUES_PROGRESS_INTERVAL": "0.4"])
                 #expect(r.status == 0, "\(r.stderr)")
                 let lines = r.stderr.split(separator: "\n")
-                let periodic = lines.filter { $0.hasPrefix("Slow: slow.bin: ") && $0.contains(" / 781 KiB") }
+                let periodic = lines.filter { $0.hasPrefix("Slow: slow.bin: ") && $0.contains("/781 KiB") }
                 #expect(periodic.count >= 2, "\(r.stderr)")
                 #expect(lines.first?.hasPrefix("downloading Slow: slow.bin") == true)
                 #expect(lines.last?.hasPrefix("done Slow: slow.bin") == true)

@@ -257,23 +257,24 @@ final class ProgressReporter: Sendable {
         return lines
     }
 
-    /// The figures after the bar, most detailed first; the renderer takes the first that fits.
+    /// The figures after the bar, most detailed first; the renderer takes the first that fits. Single
+    /// spaces, so that bytes, rate and ETA all fit beside a bar on an 80-column terminal.
     static func figures(_ received: Int64, _ expected: Int64?, _ rate: Double, note: String = "") -> [String] {
         let got = Format.bytes(received)
         let speed = rate > 0 ? Format.rate(rate) : nil
         guard let expected, expected > 0 else {
-            if !note.isEmpty { return ["\(got)  \(note)", note] }
-            return [[got, speed].compactMap { $0 }.joined(separator: "  "), got]
+            if !note.isEmpty { return ["\(got) \(note)", note] }
+            return [[got, speed].compactMap { $0 }.joined(separator: " "), got]
         }
         let fraction = min(1, Double(received) / Double(expected))
         let percent = String(format: "%3.0f%%", fraction * 100)
-        let sizes = "\(got) / \(Format.bytes(expected))"
-        if !note.isEmpty { return ["\(sizes)  \(note)", note] }
+        let sizes = "\(got)/\(Format.bytes(expected))"
+        if !note.isEmpty { return ["\(sizes) \(note)", note] }
         guard let speed else { return ["\(sizes) \(percent)", percent] }
         let eta = "ETA \(Format.duration(seconds: Double(expected - received) / rate))"
         return [
-            "\(sizes) \(percent)  \(speed)  \(eta)", "\(sizes) \(percent)  \(speed)", "\(sizes) \(percent)",
-            "\(percent)  \(speed)", percent,
+            "\(sizes) \(percent) \(speed) \(eta)", "\(sizes) \(percent) \(speed)", "\(sizes) \(percent)",
+            "\(percent) \(speed)", percent,
         ]
     }
 
