@@ -115,6 +115,10 @@ final class ProgressReporter: Sendable {
 
     /// The one line an event leaves in the log (nil for progress, which is shown otherwise).
     static func line(for event: DownloadEvent, label: String) -> String? {
+        text(for: event, label: label).map(DisplayWidth.printable)  // reasons quote servers and files
+    }
+
+    private static func text(for event: DownloadEvent, label: String) -> String? {
         switch event.kind {
         case .started(let from, let expected):
             let size = expected.map { " of \(Format.bytes($0))" } ?? ""
