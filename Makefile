@@ -23,7 +23,7 @@ ISSUES_BIN    := .build/$(CONFIGURATION)/issues
 # Where swift-argument-parser's generate-manual plugin writes the page.
 MANPAGE       := .build/plugins/GenerateManual/outputs/issues/issues.1
 
-.PHONY: all build release test bench demo deps test-deps bench-deps demo-deps clean manual install install-files
+.PHONY: all build release test bench demo deps test-deps bench-deps demo-deps clean
 
 all: build
 
@@ -61,6 +61,7 @@ release: deps
 # "0 on success, >0 on error": that line (`.Ex -std`) is replaced by the list. Blank lines between
 # paragraphs become `.Pp`, mdoc's paragraph macro (man warns about empty input lines).
 EXIT_STATUSES := .Bl -tag -width 4n\n.It 0\nSuccess.\n.It 1\nA command failed: one line beginning error: on stderr says what and where.\n.It 64\nA usage error: an unknown option or a bad value.\n.It 130\nInterrupted (Ctrl-C or SIGTERM); partial downloads are kept for issues resume.\n.El
+.PHONY: manual install install-files
 manual: deps
 	$(SWIFT) package plugin generate-manual --configuration $(CONFIGURATION)
 	sed -i -e 's/^$$/.Pp/' -e 's/^\.Ex -std$$/$(EXIT_STATUSES)/' $(MANPAGE)
