@@ -8,6 +8,20 @@ BUILD_PKGS := libarchive-dev:/usr/include/archive.h pkg-config:/usr/bin/pkg-conf
 TEST_PKGS  := curl:/usr/bin/curl python3:/usr/bin/python3 openssl:/usr/bin/openssl
 BENCH_PKGS := nginx-light:/usr/sbin/nginx aria2:/usr/bin/aria2c libarchive-tools:/usr/bin/bsdtar curl:/usr/bin/curl unzip:/usr/bin/unzip python3:/usr/bin/python3
 DEMO_PKGS  := python3:/usr/bin/python3
+# The install test renders the man page with `man -l`.
+TEST_PKGS  += man-db:/usr/bin/man
+
+# `make install`: where things go (DESTDIR is prepended for staged installs, as packagers expect).
+PREFIX        ?= /usr/local
+CONFIGURATION ?= release
+BINDIR        := $(DESTDIR)$(PREFIX)/bin
+MAN1DIR       := $(DESTDIR)$(PREFIX)/share/man/man1
+BASHCOMPDIR   := $(DESTDIR)$(PREFIX)/share/bash-completion/completions
+ZSHCOMPDIR    := $(DESTDIR)$(PREFIX)/share/zsh/site-functions
+FISHCOMPDIR   := $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d
+ISSUES_BIN    := .build/$(CONFIGURATION)/issues
+# Where swift-argument-parser's generate-manual plugin writes the page.
+MANPAGE       := .build/plugins/GenerateManual/outputs/issues/issues.1
 
 .PHONY: all build release test bench demo deps test-deps bench-deps demo-deps clean
 
@@ -41,8 +55,35 @@ build: deps
 release: deps
 	$(SWIFT) build -c release --product issues
 
+# The man page, from the built command's own help (--experimental-dump-help) by swift-argument-parser's
+# plugin. Its DESCRIPTION carries the environment variables and exit statuses (the root command's
+# discussion, also in --help), as the plugin has no ENVIRONMENT section and its EXIT STATUS says only
+# "0 on success, >0 on error": that line (`.Ex -std`) is replaced by the list. Blank lines between
+# paragraphs become `.Pp`, mdoc's paragraph macro (man warns about empty input lines).
+EXIT_STATUSES := .Bl -tag -width 4n\n.It 0\nSuccess.\n.It 1\nA command failed: one line beginning error: on stderr says what and where.\n.It 64\nA usage error: an unknown option or a bad value.\n.It 130\nInterrupted (Ctrl-C or SIGTERM); partial downloads are kept for issues resume.\n.El
+.PHONY: manual install install-files
+manual: deps
+	$(SWIFT) package plugin generate-manual --configuration $(CONFIGURATION)
+	sed -i -e 's/^$$/.Pp/' -e 's/^\.Ex -std$$/$(EXIT_STATUSES)/' $(MANPAGE)
+
+install: deps
+	$(SWIFT) build -c $(CONFIGURATION) --product issues
+	$(MAKE) manual install-files
+
+# Copies what the two steps above built; no Swift build, so the tests can run it while `swift test`
+# holds the build folder's lock.
+install-files:
+	install -d $(BINDIR) $(MAN1DIR) $(BASHCOMPDIR) $(ZSHCOMPDIR) $(FISHCOMPDIR)
+	install -m 0755 $(ISSUES_BIN) $(BINDIR)/issues
+	install -m 0644 $(MANPAGE) $(MAN1DIR)/issues.1
+	$(ISSUES_BIN) --generate-completion-script bash > $(BASHCOMPDIR)/issues
+	$(ISSUES_BIN) --generate-completion-script zsh > $(ZSHCOMPDIR)/_issues
+	$(ISSUES_BIN) --generate-completion-script fish > $(FISHCOMPDIR)/issues.fish
+	@echo "installed $(BINDIR)/issues; make sure $(PREFIX)/bin is on your PATH"
+
 test: test-deps
 	$(SWIFT) build --build-tests
+	$(MAKE) manual CONFIGURATION=debug  # for the test of `make install-files`
 	$(SWIFT) test --skip-build
 
 bench: bench-deps release

@@ -11,9 +11,23 @@ struct Issues: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "issues",
         abstract: "A Newsstand-style library of dated issues and their downloaded assets.",
+        // generate-manual's EXIT STATUS section says only "0 on success, >0 on error", and it has no
+        // ENVIRONMENT section: both are spelled out here, so they reach `--help` and the man page alike.
         discussion: """
             The library lives in --library DIR, else $ISSUES_LIBRARY, else $XDG_DATA_HOME/issues \
             (~/.local/share/issues). Downloads survive crashes and resume with `issues resume`.
+
+            Exit status: 0 on success; 1 when a command failed (an asset that could not be downloaded or \
+            unpacked, an unknown issue, an unreadable library), after one line beginning `error:` on \
+            stderr; 64 on a usage error (a bad option or value); 130 when a download was interrupted \
+            (Ctrl-C or SIGTERM), with its partial files kept for `issues resume`.
+
+            Environment: ISSUES_LIBRARY, the library folder when --library is not given. XDG_DATA_HOME, \
+            whose issues folder is the library otherwise. http_proxy, https_proxy, all_proxy and no_proxy \
+            (or their upper-case forms), the proxies to use and the hosts to reach directly. SSL_CERT_FILE \
+            and SSL_CERT_DIR, certificate authorities to trust besides the system's. COLUMNS, the width of \
+            the progress display, overriding the terminal's. TERM=dumb, or a locale that is not UTF-8, \
+            for plain or ASCII progress.
             """,
         version: NewsstandInfo.version,
         subcommands: [

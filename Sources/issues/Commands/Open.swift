@@ -18,21 +18,57 @@ struct Open: AsyncParsableCommand {
             Terminal.output(folder)
             return
         }
+        switch Open.run(opener, folder) {
+        case .opened:
+            break
+        case .failed(let reason):
+            Terminal.error("warning: \(reason); the folder is:")
+            Terminal.output(folder)
+        }
+    }
+
+    enum Outcome: Equatable {
+        case opened
+        /// One line: what went wrong, and the opener's last line of output, if any.
+        case failed(String)
+    }
+
+    /// Runs the opener with its output in a temporary file rather than on the terminal: xdg-open on a
+    /// headless machine prints many lines of diagnostics, and only its last line is worth showing, and
+    /// only when it failed. A file, not a pipe: a program the opener starts in the background may keep
+    /// the descriptor open for hours, and a pipe would then never reach end-of-file.
+    static func run(_ opener: String, _ folder: String) -> Outcome {
+        let name = URL(fileURLWithPath: opener).lastPathComponent
+        let log = FileManager.default.temporaryDirectory.appendingPathComponent("issues-open-\(UUID().uuidString).log")
+        guard FileManager.default.createFile(atPath: log.path, contents: nil),
+            let handle = try? FileHandle(forWritingTo: log)
+        else {
+            return .failed("cannot create \(log.path) for the output of \(name)")
+        }
+        defer {
+            try? handle.close()
+            try? FileManager.default.removeItem(at: log)  // cleanup: the log only matters until we read it
+        }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: opener)
         process.arguments = [folder]
+        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = handle
+        process.standardError = handle
         do {
             try process.run()
-            process.waitUntilExit()
         } catch {
-            Terminal.error("warning: cannot run \(opener): \(error.localizedDescription)")
-            Terminal.output(folder)
-            return
+            return .failed("cannot run \(opener): \(error.localizedDescription)")
         }
-        if process.terminationStatus != 0 {
-            Terminal.error("warning: xdg-open exited with status \(process.terminationStatus); the folder is:")
-            Terminal.output(folder)
-        }
+        process.waitUntilExit()
+        if process.terminationReason == .exit && process.terminationStatus == 0 { return .opened }
+        let how =
+            process.terminationReason == .exit
+            ? "exited with status \(process.terminationStatus)" : "was killed by signal \(process.terminationStatus)"
+        let output = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
+        let last = output.split(whereSeparator: \.isNewline).last { !$0.allSatisfy(\.isWhitespace) }
+        let detail = last.map { ": " + DisplayWidth.printable($0.trimmingCharacters(in: .whitespaces)) } ?? ""
+        return .failed("\(name) \(how)\(detail)")
     }
 
     static func findExecutable(_ name: String) -> String? {

@@ -58,8 +58,13 @@ struct DownloadRunOptions: ParsableArguments {
     @Flag(name: .long, help: "Keep archives in the issue folder after unpacking them.")
     var keepArchive = false
 
-    @Option(name: .long, help: ArgumentHelp("Stop unpacking an archive past this many bytes.", valueName: "bytes"))
-    var maxUnpackedBytes: Int64 = UnpackLimits.default.maxTotalBytes
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Stop unpacking an archive past this size.",
+            discussion: "Bytes, or a number with K, M, G or T (powers of 1024; KB, MB, GB, TB are powers of 1000).",
+            valueName: "size"))
+    var maxUnpackedBytes = ByteSize(bytes: UnpackLimits.default.maxTotalBytes)
 
     @Option(name: .long, help: ArgumentHelp("Stop unpacking an archive past this many entries.", valueName: "count"))
     var maxEntries: Int = UnpackLimits.default.maxEntries
@@ -80,14 +85,14 @@ struct DownloadRunOptions: ParsableArguments {
     func validate() throws {
         guard jobs >= 1 else { throw ValidationError("--jobs must be at least 1 (got \(jobs))") }
         guard jobs <= 256 else { throw ValidationError("--jobs must be at most 256 (got \(jobs))") }
-        guard maxUnpackedBytes > 0 else { throw ValidationError("--max-unpacked-bytes must be positive") }
+        guard maxUnpackedBytes.bytes > 0 else { throw ValidationError("--max-unpacked-bytes must be positive") }
         guard maxEntries > 0 else { throw ValidationError("--max-entries must be positive") }
         guard retries >= 1 else { throw ValidationError("--retries must be at least 1") }
     }
 
     var configuration: Library.Configuration {
         var configuration = Library.Configuration()
-        configuration.unpackLimits = UnpackLimits(maxTotalBytes: maxUnpackedBytes, maxEntries: maxEntries)
+        configuration.unpackLimits = UnpackLimits(maxTotalBytes: maxUnpackedBytes.bytes, maxEntries: maxEntries)
         configuration.retry.maxAttemptsWithoutProgress = retries
         configuration.syncDownloads = !noFsync
         return configuration

@@ -15,7 +15,7 @@ enum DownloadSession {
         library: Library,
         _ body: @escaping @Sendable (@escaping @Sendable (DownloadEvent) -> Void) async throws -> DownloadSummary
     ) async throws {
-        let reporter = ProgressReporter(isTerminal: Terminal.stderrIsTerminal)
+        let reporter = ProgressReporter()
         let started = ContinuousClock.now
         let task = Task { try await body { reporter.handle($0) } }
 
@@ -27,7 +27,10 @@ enum DownloadSession {
         for number in [SIGINT, SIGTERM] {
             let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
             source.setEventHandler {
-                if interrupts.increment() > 1 { _exit(130) }
+                if interrupts.increment() > 1 {
+                    reporter.finish()  // no half-drawn bars left behind
+                    _exit(130)
+                }
                 task.cancel()
             }
             source.resume()
@@ -41,11 +44,12 @@ enum DownloadSession {
         do {
             summary = try await task.value
         } catch {
+            reporter.finish()
             try? await library.shutdown()
             throw error
         }
-        try? await library.shutdown()
         reporter.finish()
+        try? await library.shutdown()
 
         let elapsed = ContinuousClock.now - started
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
@@ -57,20 +61,19 @@ enum DownloadSession {
         {
             Terminal.output("nothing to download")
         } else {
+            // The library counts the bytes of assets that finished or failed; those of interrupted transfers
+            // come from their progress events and the partial files.
+            let interrupted = reporter.bytesFetched(assetIDs: summary.interrupted) { library.bytesOnDisk(assetID: $0) }
             Terminal.output(
-                "\(parts.joined(separator: ", ")); \(Format.bytes(summary.bytesReceived)) fetched in "
+                "\(parts.joined(separator: ", ")); \(Format.bytes(summary.bytesReceived + interrupted)) fetched in "
                     + String(format: "%.1f s", seconds))
         }
         if interrupts.value > 0 || !summary.interrupted.isEmpty {
             Terminal.error("interrupted: partial files are kept; run `issues resume` to continue")
             throw ExitCode(130)
         }
-        if !summary.failed.isEmpty {
-            for (id, message) in summary.failed.sorted(by: { $0.key < $1.key }) {
-                Terminal.error("error: asset \(id): \(message)")
-            }
-            throw ExitCode.failure
-        }
+        // Each failure already has its one `error:` line, printed when it happened.
+        if !summary.failed.isEmpty { throw ExitCode.failure }
     }
 }
 

@@ -26,9 +26,12 @@ enum TableRenderer {
     }
 
     static func table(header: [String], rows: [[String]]) -> String {
-        var widths = header.map(\.count)
+        // Columns, not characters: a CJK name takes two per character.
+        var widths = header.map { DisplayWidth.of($0) }
         for row in rows {
-            for (i, cell) in row.enumerated() where i < widths.count { widths[i] = max(widths[i], cell.count) }
+            for (i, cell) in row.enumerated() where i < widths.count {
+                widths[i] = max(widths[i], DisplayWidth.of(cell))
+            }
         }
         func line(_ cells: [String]) -> String {
             var text = ""

@@ -15,6 +15,36 @@ enum Terminal {
 
     static var stderrIsTerminal: Bool { isatty(STDERR_FILENO) == 1 }
 
+    /// The size of the terminal on stderr: `COLUMNS` / `LINES` when set to a positive number (as Python's
+    /// `shutil.get_terminal_size` does, so a user or a test can force a width), else what the terminal
+    /// reports (`TIOCGWINSZ`), else 80 columns and no known height.
+    static func size(environment: [String: String] = ProcessInfo.processInfo.environment) -> (
+        columns: Int, rows: Int?
+    ) {
+        var window = winsize()
+        let known = ioctl(STDERR_FILENO, UInt(TIOCGWINSZ), &window) == 0
+        func positive(_ key: String) -> Int? {
+            environment[key].flatMap { Int($0) }.flatMap { $0 > 0 ? $0 : nil }
+        }
+        let columns = positive("COLUMNS") ?? (known && window.ws_col > 0 ? Int(window.ws_col) : 80)
+        let rows = positive("LINES") ?? (known && window.ws_row > 0 ? Int(window.ws_row) : nil)
+        return (columns, rows)
+    }
+
+    /// True when `TERM` is `dumb` or unset: such a terminal cannot move the cursor, so it gets plain lines.
+    static func isDumb(environment: [String: String] = ProcessInfo.processInfo.environment) -> Bool {
+        let term = environment["TERM"] ?? ""
+        return term.isEmpty || term == "dumb"
+    }
+
+    /// True when the locale's character set is UTF-8 (the first of `LC_ALL`, `LC_CTYPE`, `LANG` that is set,
+    /// the order POSIX gives them); otherwise block characters and `…` may show as garbage, so use ASCII.
+    static func localeIsUTF8(environment: [String: String] = ProcessInfo.processInfo.environment) -> Bool {
+        let locale = ["LC_ALL", "LC_CTYPE", "LANG"].lazy.compactMap { environment[$0] }.first { !$0.isEmpty } ?? ""
+        let lowered = locale.lowercased()
+        return lowered.contains("utf-8") || lowered.contains("utf8")
+    }
+
     /// Writes `text` and a newline to stdout in one go.
     static func output(_ text: String) {
         write(text + "\n", to: STDOUT_FILENO)
@@ -63,13 +93,13 @@ enum Format {
         return h > 0 ? String(format: "%d:%02d:%02d", h, m, s) : String(format: "%02d:%02d", m, s)
     }
 
-    /// Cuts `text` to `width` characters with an ellipsis.
+    /// Cuts `text` to `width` terminal columns with an ellipsis.
     static func clip(_ text: String, _ width: Int) -> String {
-        text.count <= width ? text : String(text.prefix(max(0, width - 1))) + "…"
+        DisplayWidth.clip(text, to: width)
     }
 
+    /// Pads `text` with spaces to `width` terminal columns.
     static func pad(_ text: String, _ width: Int) -> String {
-        let count = text.count
-        return count >= width ? text : text + String(repeating: " ", count: width - count)
+        DisplayWidth.pad(text, to: width)
     }
 }
