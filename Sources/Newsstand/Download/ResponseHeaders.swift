@@ -19,6 +19,9 @@ enum RetryAfter {
 }
 
 /// `Content-Range: bytes START-END/TOTAL` or `bytes */TOTAL` (RFC 9110 §14.4).
+///
+/// Only a valid value is accepted: digits only, and START <= END < TOTAL (§14.4 calls any other value
+/// invalid). The 206 handler appends at START and expects TOTAL bytes, so a range it cannot trust is none.
 struct ContentRange: Hashable, Sendable {
     var start: Int64?
     var end: Int64?
@@ -29,15 +32,31 @@ struct ContentRange: Hashable, Sendable {
         guard value.lowercased().hasPrefix("bytes ") else { return nil }
         let spec = value.dropFirst(6).split(separator: "/", maxSplits: 1)
         guard spec.count == 2 else { return nil }
-        total = spec[1] == "*" ? nil : Int64(spec[1])
+        if spec[1] == "*" {
+            total = nil
+        } else {
+            guard let t = ContentRange.number(spec[1]) else { return nil }
+            total = t
+        }
         if spec[0] == "*" {
+            guard total != nil else { return nil }  // `bytes */*` says nothing
             start = nil
             end = nil
         } else {
-            let bounds = spec[0].split(separator: "-", maxSplits: 1)
-            guard bounds.count == 2, let s = Int64(bounds[0]), let e = Int64(bounds[1]), s <= e else { return nil }
+            let bounds = spec[0].split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false)
+            guard bounds.count == 2, let s = ContentRange.number(bounds[0]), let e = ContentRange.number(bounds[1]),
+                s <= e, total.map({ e < $0 }) ?? true
+            else { return nil }
             start = s
             end = e
         }
+    }
+
+    /// `1*DIGIT` that fits an Int64; `Int64(_:)` alone would also take a sign.
+    private static func number(_ text: Substring) -> Int64? {
+        guard !text.isEmpty, text.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }) else {
+            return nil
+        }
+        return Int64(text)
     }
 }
