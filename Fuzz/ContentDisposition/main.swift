@@ -27,7 +27,7 @@ private func checkComponent(_ name: String, header: String) {
     }
     if name.isEmpty { fail("empty name") }
     if name == "." || name == ".." { fail("names a folder, not a file") }
-    if name.hasPrefix(".") { fail("hidden name") }
+    if name.utf8.first == UInt8(ascii: ".") { fail("hidden name") }  // bytes: ".\u{301}" is one Character
     if name.utf8.count > SafePathComponent.maxUTF8Length { fail("longer than the cap") }
     if name.utf8.contains(UInt8(ascii: "/")) { fail("holds '/'") }
     if name.utf8.contains(UInt8(ascii: "\\")) { fail("holds '\\'") }
