@@ -9,12 +9,16 @@ enum RetryAfter {
     static func parse(_ value: String) -> Duration? {
         let trimmed = value.trimmingCharacters(in: .whitespaces)
         if let seconds = Int(trimmed), seconds >= 0 { return .seconds(seconds) }
+        // An HTTP-date is printable ASCII. corelibs-foundation's DateFormatter traps on some other text
+        // (a letter with a combining mark, "M\u{5B5}"), so nothing else reaches it.
+        guard trimmed.utf8.allSatisfy({ (0x20..<0x7F).contains($0) }) else { return nil }
         let formatter = DateFormatter()
         formatter.locale = Locale(identifier: "en_US_POSIX")
         formatter.timeZone = TimeZone(identifier: "GMT")
         formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
-        guard let date = formatter.date(from: trimmed) else { return nil }
-        return .milliseconds(max(0, Int(date.timeIntervalSinceNow * 1000)))
+        guard let date = formatter.date(from: trimmed), date.timeIntervalSinceNow.isFinite else { return nil }
+        // Clamped so that the conversion to Int cannot trap on any date; the retry policy caps far lower anyway.
+        return .milliseconds(Int(min(max(date.timeIntervalSinceNow, 0), 1e9) * 1000))
     }
 }
 
