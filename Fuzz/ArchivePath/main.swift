@@ -37,7 +37,8 @@ public func fuzzArchivePath(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt 
     let target = Array(parts[1])
     let linkDepth = components.count - 1
     guard (try? EntryPathPolicy.checkSymlinkTarget(target, linkDepth: linkDepth)) != nil else { return 0 }
-    for separators in [slashOnly, slashAndBackslash] where resolve(target, from: linkDepth, separators: separators) == nil {
+    for separators in [slashOnly, slashAndBackslash]
+    where resolve(target, from: linkDepth, separators: separators) == nil {
         fail("symbolic link to \(String(decoding: target, as: UTF8.self).debugDescription) escapes the root")
     }
     return 0
