@@ -23,7 +23,7 @@ ISSUES_BIN    := .build/$(CONFIGURATION)/issues
 # Where swift-argument-parser's generate-manual plugin writes the page.
 MANPAGE       := .build/plugins/GenerateManual/outputs/issues/issues.1
 
-.PHONY: all build release test bench demo deps test-deps bench-deps demo-deps clean
+.PHONY: all build release test bench demo deps test-deps bench-deps demo-deps clean fuzz fuzz-smoke fuzz-build
 
 all: build
 
@@ -96,4 +96,63 @@ demo: demo-deps
 	bash Samples/demo.sh
 
 clean:
-	rm -rf .build
+	rm -rf .build .build-fuzz
+
+# MARK: - Fuzzing
+# libFuzzer targets: each Fuzz/NAME/main.swift is compiled with exactly the product files it needs
+# (FUZZ_SRC_NAME), so it calls the product's own parser. `make fuzz` runs each for FUZZ_SECONDS, one
+# after another, on a copy of its seed corpus (Fuzz/Corpus/NAME stays as committed); crashes land in
+# .build-fuzz/artifacts/NAME/. Fuzzing is background work: it runs at the lowest priority.
+
+FUZZ_SECONDS ?= 600
+FUZZ_NICE    ?= nice -n 19
+FUZZ_DIR     := .build-fuzz
+FUZZ_TARGETS := JSONReader ContentRange RetryAfter ContentDisposition ArchivePath
+FUZZ_SWIFTC  := $(FUZZ_NICE) swiftc -swift-version 6 -parse-as-library -sanitize=fuzzer,address -O -g \
+                -use-ld=lld -warnings-as-errors -enable-upcoming-feature ExistentialAny \
+                -I Sources/CLibArchive -I Sources/CSystemShims
+
+N := Sources/Newsstand
+FUZZ_SRC_JSONReader         := $(N)/Internal/JSON.swift
+FUZZ_SRC_ContentRange       := $(N)/Download/ResponseHeaders.swift
+FUZZ_SRC_RetryAfter         := $(N)/Download/ResponseHeaders.swift $(N)/RetryPolicy.swift
+FUZZ_SRC_ContentDisposition := $(N)/Download/FileNaming.swift $(N)/Internal/SafePathComponent.swift \
+                               $(N)/Download/ResumeRecord.swift $(N)/AssetDownload.swift \
+                               $(N)/Internal/AtomicFile.swift $(N)/Internal/POSIX.swift $(N)/NewsstandError.swift
+FUZZ_SRC_ArchivePath        := $(N)/Archive/ArchiveExtractor.swift $(N)/Archive/ArchiveReader.swift \
+                               $(N)/Archive/ArchiveWriter.swift $(N)/Archive/ArchiveError.swift \
+                               $(N)/Archive/StagingMerge.swift $(N)/Internal/POSIX.swift $(N)/NewsstandError.swift
+
+# Longest input tried: a few catalog records; a header line; a path up to PATH_MAX plus a link target.
+FUZZ_MAXLEN_JSONReader         := 16384
+FUZZ_MAXLEN_ContentRange       := 256
+FUZZ_MAXLEN_RetryAfter         := 256
+FUZZ_MAXLEN_ContentDisposition := 1024
+FUZZ_MAXLEN_ArchivePath        := 8192
+
+.SECONDEXPANSION:
+$(FUZZ_DIR)/%: Fuzz/%/main.swift $$(FUZZ_SRC_$$*) | deps
+	$(FUZZ_SWIFTC) -module-name Fuzz$* -module-cache-path $(FUZZ_DIR)/module-cache -o $@ $< $(FUZZ_SRC_$*)
+
+fuzz-build: $(addprefix $(FUZZ_DIR)/,$(FUZZ_TARGETS))
+
+# One target on a scratch copy of its corpus, so that the inputs libFuzzer adds do not land in the tree.
+# Swift's own backtracer is off: it reads memory ASan reports, and libFuzzer prints the stack anyway.
+fuzz-run-%: $(FUZZ_DIR)/%
+	@mkdir -p $(FUZZ_DIR)/artifacts/$*
+	@work=$$(mktemp -d) && cp Fuzz/Corpus/$*/* "$$work"/ && \
+	echo "== fuzz $* for $(FUZZ_SECONDS) s, max_len $(FUZZ_MAXLEN_$*)" && \
+	SWIFT_BACKTRACE=enable=no LSAN_OPTIONS=suppressions=Fuzz/lsan.supp \
+	  $(FUZZ_NICE) $(FUZZ_DIR)/$* "$$work" -max_total_time=$(FUZZ_SECONDS) -max_len=$(FUZZ_MAXLEN_$*) \
+	  -timeout=10 -print_final_stats=1 -artifact_prefix=$(FUZZ_DIR)/artifacts/$*/; \
+	status=$$?; rm -rf "$$work"; exit $$status
+
+# Runs every target even after one fails, then fails if any did.
+fuzz: fuzz-build
+	@failed=""; for t in $(FUZZ_TARGETS); do \
+	  $(MAKE) --no-print-directory fuzz-run-$$t || failed="$$failed $$t"; \
+	done; \
+	if [ -n "$$failed" ]; then echo "fuzz: failed:$$failed (inputs in $(FUZZ_DIR)/artifacts/)"; exit 1; fi
+
+fuzz-smoke:
+	$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=20

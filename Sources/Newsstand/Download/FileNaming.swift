@@ -37,8 +37,9 @@ enum FileNaming {
                 plain = value
             }
         }
-        // A name may still carry a path from a careless server: keep only its last component.
-        return plain.map { ($0 as NSString).lastPathComponent }.flatMap { $0.isEmpty ? nil : $0 }
+        // A name may still carry a path from a careless server: keep only its last component. Split by hand:
+        // corelibs-foundation's `NSString.lastPathComponent` traps on some values, such as `///a//`.
+        return plain?.unicodeScalars.split(separator: "/").last.map { String($0) }
     }
 
     /// `report.pdf` → `report (2).pdf`.

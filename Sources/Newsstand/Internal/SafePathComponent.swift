@@ -22,9 +22,7 @@ struct SafePathComponent: Hashable, Sendable, CustomStringConvertible {
         for scalar in text.unicodeScalars {
             scalars.append(SafePathComponent.isUnsafe(scalar) ? "_" : scalar)
         }
-        var cleaned = String(scalars).trimmingSpaces()
-        while cleaned.hasPrefix(".") { cleaned.removeFirst() }
-        cleaned = cleaned.trimmingSpaces()
+        var cleaned = String(scalars).trimmingLeadingDotsAndSpaces().trimmingSpaces()
         cleaned = SafePathComponent.truncated(cleaned, toUTF8Length: SafePathComponent.maxUTF8Length).trimmingSpaces()
         if cleaned.isEmpty { cleaned = fallback }
         value = cleaned
@@ -40,7 +38,10 @@ struct SafePathComponent: Hashable, Sendable, CustomStringConvertible {
     private init(unchecked: String) { value = unchecked }
 
     static func isSafe(_ text: String) -> Bool {
-        guard !text.isEmpty, text.utf8.count <= maxUTF8Length, !text.hasPrefix(".") else { return false }
+        // By byte: "." with a combining mark is one Character, yet the file name still starts with a dot.
+        guard !text.isEmpty, text.utf8.count <= maxUTF8Length, text.utf8.first != UInt8(ascii: ".") else {
+            return false
+        }
         return !text.unicodeScalars.contains(where: isUnsafe)
     }
 
@@ -68,6 +69,14 @@ struct SafePathComponent: Hashable, Sendable, CustomStringConvertible {
 }
 
 extension String {
+    /// Drops dots and spaces from the front until neither is left (". ." would otherwise become "."), by
+    /// scalar so that a dot carrying a combining mark goes too.
+    fileprivate func trimmingLeadingDotsAndSpaces() -> String {
+        var scalars = Substring(self).unicodeScalars
+        while let first = scalars.first, first == "." || first.properties.isWhitespace { scalars.removeFirst() }
+        return String(scalars)
+    }
+
     fileprivate func trimmingSpaces() -> String {
         var s = Substring(self)
         while let first = s.first, first.isWhitespace { s.removeFirst() }
