@@ -1,4 +1,4 @@
-// libFuzzer target for the catalog reader, `JSONReader.parse`, built with Sources/Newsstand/Internal/JSON.swift
+// libFuzzer target for the catalog reader, `JSONReader.parse`, built with Sources/Newsstand/Catalog/JSON.swift
 // (see `make fuzz`). Beyond "no crash, no memory error", every value that the writer can express (all but
 // doubles) must survive a round trip: write it with `JSONWriter`, read it back, get the same value.
 
@@ -6,6 +6,15 @@
 public func fuzzJSONReader(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     let input = UnsafeBufferPointer(start: data, count: size)
     guard let value = try? JSONReader.parse(input) else { return 0 }
+    // `list --json` checks stored records with `skipValue` instead of parsing them: whatever parses must
+    // pass it too, and it must stop exactly where the document ends.
+    var skipper = JSONReader(bytes: input)
+    do {
+        try skipper.skipValue()
+    } catch {
+        fatalError("parse accepted what skipValue refused (\(error))")
+    }
+    guard skipper.peek() == nil else { fatalError("skipValue stopped early, at byte \(skipper.i)") }
     var writer = JSONWriter()
     guard write(value, into: &writer) else { return 0 }
     writer.raw(" ")  // trailing whitespace is allowed; keeps the check honest about the end of the document
