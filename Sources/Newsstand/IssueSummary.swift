@@ -42,11 +42,6 @@ public struct IssueSummary: Sendable, Hashable {
         self.folderName = folderName
         self.isBeingRemoved = isBeingRemoved
     }
-
-    /// Newest date first, then by name: the order of `issues list`.
-    static func newestFirst(_ a: IssueSummary, _ b: IssueSummary) -> Bool {
-        a.date != b.date ? a.date > b.date : a.name < b.name
-    }
 }
 
 extension Int64 {

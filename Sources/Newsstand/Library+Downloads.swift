@@ -109,7 +109,7 @@ extension Library {
                 keys = names.map(Catalog.key(for:)).filter { seen.insert($0).inserted }
             } else {
                 keys = try catalog.openIndex().liveEntries()
-                    .filter { $0.summary.status != .available && !$0.summary.isBeingRemoved }.map(\.key)
+                    .filter { $0.summary.status != .available && !$0.summary.isBeingRemoved }.map(\.key.text)
             }
             return try catalog.write { changes -> [WorkItem] in
                 for name in names ?? [] where try changes.issue(named: name) == nil {

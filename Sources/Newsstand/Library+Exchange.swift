@@ -89,8 +89,7 @@ extension Library {
                 }
             } else {
                 let reader = try catalog.openIndex()
-                var entries = try reader.liveEntries().filter { !$0.summary.isBeingRemoved }
-                entries.sort { IssueSummary.newestFirst($0.summary, $1.summary) }
+                let entries = try reader.sortedEntries().filter { !$0.summary.isBeingRemoved }
                 var record: [UInt8] = []
                 for entry in entries {
                     try reader.recordBytes(entry, into: &record)

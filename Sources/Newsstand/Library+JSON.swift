@@ -27,8 +27,7 @@ extension Library {
         let fd = output.fileDescriptor
         try await runBlocking {
             let reader = try catalog.openIndex()
-            var entries = try reader.liveEntries().filter { status == nil || $0.summary.status == status }
-            entries.sort { IssueSummary.newestFirst($0.summary, $1.summary) }
+            let entries = try reader.sortedEntries(status: status)
             var out = JSONWriter(capacity: 1 << 20)
             var record: [UInt8] = []
             out.raw("[")

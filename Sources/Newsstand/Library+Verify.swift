@@ -122,10 +122,10 @@ final class CatalogVerifier {
                 var seen = Set<String>()
                 var buffer: [UInt8] = []
                 for entry in try reader.liveEntries() {
-                    seen.insert(entry.key)
+                    seen.insert(entry.key.text)
                     try reader.recordBytes(entry, into: &buffer)
                     let indexed = try? buffer.withUnsafeBufferPointer { try IssueRecord.decode($0, path: reader.path) }
-                    if let issue = issues[entry.key], indexed == issue, entry.summary == IssueSummary(issue) {
+                    if let issue = issues[entry.key.text], indexed == issue, entry.summary == IssueSummary(issue) {
                         continue
                     }
                     differing += 1

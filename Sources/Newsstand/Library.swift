@@ -82,11 +82,7 @@ public actor Library {
     public func summaries(status: Issue.Status? = nil) async throws -> [IssueSummary] {
         let catalog = self.catalog
         return try await runBlocking {
-            var all = try catalog.openIndex().liveEntries().map(\.summary).filter {
-                status == nil || $0.status == status
-            }
-            all.sort(by: IssueSummary.newestFirst)
-            return all
+            try catalog.openIndex().sorted(status: status) { $0.summary }
         }
     }
 
@@ -96,8 +92,7 @@ public actor Library {
         let catalog = self.catalog
         return try await runBlocking {
             let reader = try catalog.openIndex()
-            var entries = try reader.liveEntries().filter { status == nil || $0.summary.status == status }
-            entries.sort { IssueSummary.newestFirst($0.summary, $1.summary) }
+            let entries = try reader.sortedEntries(status: status)
             var buffer: [UInt8] = []
             return try entries.map { entry in
                 try reader.recordBytes(entry, into: &buffer)

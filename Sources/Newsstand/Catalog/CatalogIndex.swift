@@ -1,5 +1,3 @@
-// `struct stat` reaches Swift through libarchive's headers, so its members need this import too.
-internal import CLibArchive
 #if canImport(Glibc)
     import Glibc
 #endif
@@ -19,16 +17,37 @@ internal import CLibArchive
 enum CatalogIndex {
     static let version: Int64 = 2
 
+    /// A record key (32 hex digits) held as two integers: no string to allocate per line of a
+    /// 100,000-line index, and cheap to hash.
+    struct Key: Hashable {
+        var high: UInt64
+        var low: UInt64
+
+        init?(_ text: some StringProtocol) {
+            guard Catalog.isKey(text), let high = UInt64(text.prefix(16), radix: 16),
+                let low = UInt64(text.suffix(16), radix: 16)
+            else { return nil }
+            self.high = high
+            self.low = low
+        }
+
+        var text: String {
+            let a = String(high, radix: 16)
+            let b = String(low, radix: 16)
+            return String(repeating: "0", count: 16 - a.count) + a + String(repeating: "0", count: 16 - b.count) + b
+        }
+    }
+
     /// One issue's latest line.
     struct Entry {
-        var key: String
+        var key: Key
         var summary: IssueSummary
         /// Where the `issue` object's bytes are in the index file.
         var recordOffset: Int
-        var recordLength: Int
+        var recordLength: Int32
         /// Where the whole line (with its newline) is.
         var lineOffset: Int
-        var lineLength: Int
+        var lineLength: Int32
     }
 
     /// The header line of a freshly written index holding `liveBytes` bytes of lines.
@@ -86,14 +105,14 @@ enum CatalogIndex {
     enum Line {
         case header(liveBytes: Int)
         case issue(Entry)
-        case removed(key: String)
+        case removed(key: Key)
     }
 
     /// Parses one line (without its newline) that starts at `offset` in the file.
     static func parse(_ line: UnsafeBufferPointer<UInt8>, offset: Int) throws -> Line {
         var reader = JSONReader(bytes: line)
         try reader.expect(UInt8(ascii: "{"))
-        var key: String?
+        var key: Key?
         var name: String?
         var date: IssueDate?
         var status: Issue.Status?
@@ -107,14 +126,19 @@ enum CatalogIndex {
         while let field = try reader.nextKey(first: first) {
             first = false
             switch field {
-            case "key": key = try reader.readString()
+            case "key":
+                guard let parsed = Key(try reader.readString()) else { throw reader.error("a bad key") }
+                key = parsed
             case "name": name = try reader.readString()
             case "date": date = IssueDate(try reader.readString())
             case "status": status = Issue.Status(rawValue: try reader.readString())
             case "done": done = Int(try reader.readCount())
             case "total": total = Int(try reader.readCount())
             case "bytes": bytes = try reader.readCount()
-            case "folder": folder = try reader.readString()
+            case "folder":
+                // Usually the name itself: share its storage instead of holding a second copy.
+                let text = try reader.readString()
+                folder = text == name ? name : text
             case "removing": removing = try reader.readValue() == .bool(true)
             case "removed":
                 guard let key, try reader.readValue() == .bool(true) else { throw reader.error("bad removal line") }
@@ -136,147 +160,13 @@ enum CatalogIndex {
                 return .issue(
                     Entry(
                         key: key, summary: summary, recordOffset: offset + start,
-                        recordLength: line.count - 1 - start, lineOffset: offset, lineLength: line.count + 1))
+                        recordLength: Int32(clamping: line.count - 1 - start), lineOffset: offset,
+                        lineLength: Int32(clamping: line.count + 1)))
             default: try reader.skipValue()
             }
         }
         if let liveBytes { return .header(liveBytes: liveBytes) }
         throw reader.error("a line with neither an issue nor a removal")
-    }
-}
-
-/// Reads the index file from an open descriptor in chunks, so that memory follows the number of
-/// live issues, not the size of the journal. Blocking.
-final class CatalogIndexReader {
-    let path: String
-    private let fd: Int32
-
-    /// Opens the index, or returns nil when there is none.
-    init?(path: String) throws {
-        guard let fd = try POSIX.openIfExists(path, O_RDONLY) else { return nil }
-        self.path = path
-        self.fd = fd
-    }
-
-    deinit { _ = close(fd) }
-
-    /// The index's size and the `liveBytes` of its header (0 when it has none).
-    func sizes() throws -> (file: Int, live: Int) {
-        var info = stat()
-        guard fstat(fd, &info) == 0 else { throw NewsstandError.posix(errno, "cannot read", path: path) }
-        var head = [UInt8](repeating: 0, count: 128)
-        let n = head.withUnsafeMutableBytes { pread(fd, $0.baseAddress, 128, 0) }
-        var live = 0
-        if n > 0, let newline = head[0..<n].firstIndex(of: 0x0A) {
-            let line = head[0..<newline]
-            if case .header(let bytes)? = try? line.withUnsafeBufferPointer({ try CatalogIndex.parse($0, offset: 0) }) {
-                live = bytes
-            }
-        }
-        return (Int(info.st_size), live)
-    }
-
-    /// Calls `body` for every complete line in file order. A last line without a newline is skipped: an
-    /// append still under way (or one a power cut tore, which the next writer repairs).
-    /// - Returns: Whether the file ended in such a torn line.
-    @discardableResult
-    func forEachLine(_ body: (CatalogIndex.Line) throws -> Void) throws -> Bool {
-        var buffer = [UInt8](repeating: 0, count: 1 << 22)
-        var filled = 0
-        var fileOffset = 0  // of buffer[0]
-        while true {
-            if filled == buffer.count { buffer.append(contentsOf: repeatElement(0, count: buffer.count)) }
-            let n = buffer.withUnsafeMutableBytes { raw in
-                pread(fd, raw.baseAddress.map { $0 + filled }, raw.count - filled, off_t(fileOffset + filled))
-            }
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw NewsstandError.posix(errno, "cannot read", path: path)
-            }
-            if n == 0 { return filled > 0 }
-            filled += n
-            var start = 0
-            try buffer.withUnsafeBufferPointer { all in
-                while let newline = Self.newline(in: all, from: start, to: filled) {
-                    let line = UnsafeBufferPointer(rebasing: all[start..<newline])
-                    do {
-                        try body(try CatalogIndex.parse(line, offset: fileOffset + start))
-                    } catch let error as JSONSyntaxError {
-                        throw NewsstandError(
-                            .manifestUnreadable,
-                            "\(path) is damaged at byte \(fileOffset + start + error.offset) (\(error.reason)); run `issues verify --repair` to rebuild it from the issue records",
-                            underlying: error)
-                    }
-                    start = newline + 1
-                }
-            }
-            buffer.withUnsafeMutableBytes { raw in
-                if start > 0, let base = raw.baseAddress {
-                    memmove(base, base + start, filled - start)
-                }
-            }
-            filled -= start
-            fileOffset += start
-        }
-    }
-
-    /// The latest line of every issue still listed, in no particular order.
-    func liveEntries() throws -> [CatalogIndex.Entry] {
-        var entries: [CatalogIndex.Entry] = []
-        var position: [String: Int] = [:]
-        var removed = 0
-        try forEachLine { line in
-            switch line {
-            case .header: break
-            case .issue(let entry):
-                if let at = position[entry.key] {
-                    entries[at] = entry
-                } else {
-                    position[entry.key] = entries.count
-                    entries.append(entry)
-                }
-            case .removed(let key):
-                if let at = position.removeValue(forKey: key) {
-                    // Marked by an empty key and dropped below: cheaper than shifting the array.
-                    entries[at].key = ""
-                    removed += 1
-                }
-            }
-        }
-        return removed == 0 ? entries : entries.filter { !$0.key.isEmpty }
-    }
-
-    /// The bytes of one entry's record.
-    func recordBytes(_ entry: CatalogIndex.Entry, into buffer: inout [UInt8]) throws {
-        try read(offset: entry.recordOffset, length: entry.recordLength, into: &buffer)
-    }
-
-    /// The bytes of one entry's whole line, newline included.
-    func lineBytes(_ entry: CatalogIndex.Entry, into buffer: inout [UInt8]) throws {
-        try read(offset: entry.lineOffset, length: entry.lineLength, into: &buffer)
-    }
-
-    private func read(offset: Int, length: Int, into buffer: inout [UInt8]) throws {
-        buffer.removeAll(keepingCapacity: true)
-        buffer.append(contentsOf: repeatElement(0, count: length))
-        var done = 0
-        while done < length {
-            let n = buffer.withUnsafeMutableBytes { raw in
-                pread(fd, raw.baseAddress.map { $0 + done }, length - done, off_t(offset + done))
-            }
-            if n < 0, errno == EINTR { continue }
-            guard n > 0 else {
-                throw NewsstandError(.manifestUnreadable, "\(path) ended inside a record; run `issues verify --repair`")
-            }
-            done += n
-        }
-    }
-
-    private static func newline(in buffer: UnsafeBufferPointer<UInt8>, from: Int, to: Int) -> Int? {
-        guard from < to, let base = buffer.baseAddress,
-            let found = memchr(base + from, 0x0A, to - from)
-        else { return nil }
-        return base.distance(to: found.assumingMemoryBound(to: UInt8.self))
     }
 }
 
