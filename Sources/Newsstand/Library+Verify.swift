@@ -82,13 +82,18 @@ final class CatalogVerifier {
                 try catalog.recover()
             }
         }
+        let digits = try catalog.currentDigits()
         var issues: [String: Issue] = [:]
-        try catalog.forEachRecord { key, issue in issues[key] = issue }
+        var claims: [String: String] = [:]
+        try catalog.forEachBucket(digits: digits) { bucket in
+            for (key, issue) in try bucket.issues() { issues[key] = issue }
+            for (key, owner) in bucket.claims() { claims[key] = owner }
+        }
         report.issuesChecked = issues.count
         try checkIndex(against: issues)
         try checkPending(against: issues)
-        try checkFolders(of: issues)
-        try checkTemporaries()
+        try checkFolders(of: issues, claims: claims)
+        try checkTemporaries(digits: digits)
         return report
     }
 
@@ -157,16 +162,17 @@ final class CatalogVerifier {
         }
     }
 
-    private func checkFolders(of issues: [String: Issue]) throws {
+    private func checkFolders(of issues: [String: Issue], claims: [String: String]) throws {
         var owned = Set<String>()
+        var expected: [String: String] = [:]  // folder key → issue key
         for (key, issue) in issues.sorted(by: { $0.key < $1.key }) {
             owned.insert(issue.folderName)
-            let claim = layout.folderClaim(issue.folderName)
-            if Catalog.readLink(claim) != key {
-                note(.staleFolderClaim, claim, "the folder \(issue.folderName.debugDescription) is not claimed by its issue") {
-                    try POSIX.makeDirectory(layout.folderClaims)
-                    try POSIX.unlinkIfPresent(claim)
-                    try POSIX.call("cannot create", path: claim) { symlink(key, claim) }
+            let folderKey = Catalog.folderKey(issue.folderName)
+            expected[folderKey] = key
+            if claims[folderKey] != key {
+                let folder = issue.folderName
+                note(.staleFolderClaim, layout.catalog, "the folder name \(folder.debugDescription) is not claimed by its issue") {
+                    try catalog.writeHoldingLock { $0.setClaim(folderKey, owner: key) }
                 }
             }
             let folder = layout.contentFolder(issue.folderName)
@@ -178,11 +184,10 @@ final class CatalogVerifier {
                 }
             }
         }
-        let claimed = Set(issues.map { layout.folderClaim($0.value.folderName) })
-        for name in (try? FileManager.default.contentsOfDirectory(atPath: layout.folderClaims)) ?? [] {
-            let path = "\(layout.folderClaims)/\(name)"
-            if !claimed.contains(path) {
-                note(.staleFolderClaim, path, "a folder claim no issue owns") { try POSIX.unlinkIfPresent(path) }
+        for (folderKey, owner) in claims.sorted(by: { $0.key < $1.key }) where expected[folderKey] != owner {
+            if expected[folderKey] != nil { continue }  // re-pointed above
+            note(.staleFolderClaim, layout.catalog, "a folder name claim (\(folderKey)) that no issue owns") {
+                try catalog.writeHoldingLock { $0.setClaim(folderKey, owner: nil) }
             }
         }
         for name in ((try? FileManager.default.contentsOfDirectory(atPath: layout.root)) ?? []).sorted()
@@ -205,11 +210,8 @@ final class CatalogVerifier {
         }
     }
 
-    private func checkTemporaries() throws {
-        var folders = [layout.root, layout.catalog, layout.records]
-        folders += ((try? FileManager.default.contentsOfDirectory(atPath: layout.records)) ?? []).sorted().map {
-            "\(layout.records)/\($0)"
-        }
+    private func checkTemporaries(digits: Int) throws {
+        let folders = [layout.root, layout.catalog, layout.records(digits: digits)]
         for folder in folders {
             for name in ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).sorted()
             where name.contains(".tmp-") {
@@ -217,6 +219,11 @@ final class CatalogVerifier {
                 note(.staleTemporaryFile, path, "a temporary file left by a killed writer") {
                     try POSIX.unlinkIfPresent(path)
                 }
+            }
+        }
+        for folder in catalog.staleBucketFolders(current: digits) {
+            note(.staleTemporaryFile, folder, "bucket folders of a split that was cut short") {
+                try Library.removeTree(folder)
             }
         }
         if POSIX.exists(layout.catalogUpgrade) {

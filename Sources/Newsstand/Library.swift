@@ -47,7 +47,14 @@ public actor Library {
     ) async throws -> Library {
         let root = url.standardizedFileURL
         let layout = LibraryLayout(root: root.path)
-        let catalog = Catalog(layout: layout, durable: true)
+        var splitBytes = 96 << 10
+        #if DEBUG
+            // Lets the kill -9 tests reach a bucket split with a handful of issues.
+            if let text = ProcessInfo.processInfo.environment["ISSUES_SPLIT_BYTES"], let bytes = Int(text) {
+                splitBytes = bytes
+            }
+        #endif
+        let catalog = Catalog(layout: layout, durable: true, splitBytes: splitBytes)
         try await runBlocking {
             if createIfMissing {
                 do {
@@ -176,11 +183,12 @@ public actor Library {
         if try changes.issue(named: name) != nil {
             throw NewsstandError(.duplicateIssue, "an issue named \(name.debugDescription) already exists")
         }
-        let folder = try uniqueFolderName(for: name, catalog: changes.catalog, claimed: changes.foldersClaimed)
+        let folder = try uniqueFolderName(
+            for: name, catalog: changes.catalog, claimed: changes.foldersClaimed, digits: changes.digits)
         var issue = Issue(name: name, date: date, folderName: folder)
         issue.assets = assets.map { $0.makeAsset(id: Library.newAssetID()) }
         try changes.put(issue)
-        changes.claimFolder(folder)
+        changes.claimFolder(folder, forIssueNamed: name)
         issue.updateStatus()
         return issue
     }
@@ -284,14 +292,14 @@ public actor Library {
 
     /// A folder name derived from `name`, not taken on disk, not reserved by the library, and not
     /// claimed (case-insensitively) by another issue, including the others of the same change.
-    static func uniqueFolderName(for name: String, catalog: Catalog, claimed: [String]) throws -> String {
+    static func uniqueFolderName(for name: String, catalog: Catalog, claimed: [String], digits: Int) throws -> String {
         var base = SafePathComponent(sanitizing: name)
         if LibraryLayout.isReserved(base.value) { base = SafePathComponent(sanitizing: "_" + base.value) }
         let inChange = Set(claimed.map { $0.lowercased() })
         var candidate = base
         var n = 2
         while try POSIX.exists(catalog.layout.contentFolder(candidate.value))
-            || inChange.contains(candidate.value.lowercased()) || catalog.isFolderClaimed(candidate.value)
+            || inChange.contains(candidate.value.lowercased()) || catalog.isFolderClaimed(candidate.value, digits: digits)
         {
             candidate = base.withSuffix(n)
             n += 1

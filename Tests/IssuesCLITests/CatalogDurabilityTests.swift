@@ -81,6 +81,32 @@ import Testing
         }
     }
 
+    /// Buckets split in sixteen when one grows past its limit (made tiny here): a kill while the new
+    /// depth is built, or right after it was committed, loses nothing and leaves one depth in force.
+    @Test(arguments: ["split-built", "split-committed"])
+    func aKillDuringABucketSplitLosesNothing(point: String) async throws {
+        try await withTemporaryDirectory { lib in
+            for i in 0..<3 {
+                #expect(try run(["add", "Issue \(i)", "--date", "2026-11-20", "--asset", Self.url], lib).status == 0)
+            }
+            let killed = try CommandRunner.issues(
+                ["add", "Issue 3", "--date", "2026-11-20"], library: lib,
+                environment: ["ISSUES_CRASH_AT": point, "ISSUES_SPLIT_BYTES": "100"])
+            #expect(killed.signalled, "the kill at \(point) landed inside a split")
+            #expect(Set(try listed(lib).keys) == ["Issue 0", "Issue 1", "Issue 2", "Issue 3"])
+            try expectConsistent(lib, "after a split killed at \(point)")
+            let folders = try FileManager.default.contentsOfDirectory(atPath: lib.path + "/.catalog")
+            #expect(folders.filter { $0.hasPrefix("issues-") }.count == 1, "\(folders)")
+            #expect(try run(["verify"], lib).status == 0)
+            // The split happens again, whole, on the next write over the limit.
+            let more = try CommandRunner.issues(
+                ["add", "Issue 4", "--date", "2026-11-20"], library: lib, environment: ["ISSUES_SPLIT_BYTES": "100"])
+            #expect(more.status == 0, "\(more.stderr)")
+            #expect(try listed(lib).count == 5)
+            #expect(try run(["verify"], lib).status == 0)
+        }
+    }
+
     @Test func twentyConcurrentWritersToOneIssueLoseNothing() async throws {
         try await withTemporaryDirectory { lib in
             #expect(try run(["add", "Shared", "--date", "2026-11-20"], lib).status == 0)

@@ -101,8 +101,9 @@ import Testing
         try await withTemporaryDirectory { root in
             let library = try await Library.open(at: root)
             try await library.addIssue(named: "A", date: date)
-            let path = LibraryLayout(root: root.path).record(Catalog.key(for: "A"))
-            let garbage = Data("{\"name\": \"A\", \"date\"".utf8)
+            let key = Catalog.key(for: "A")
+            let path = LibraryLayout(root: root.path).bucket(key, digits: 2)
+            let garbage = Data("{\"key\":\"\(key)\",\"issue\":{\"name\": \"A\", \"date\"}\n".utf8)
             try garbage.write(to: URL(fileURLWithPath: path))
             for attempt in [
                 { _ = try await library.issue(named: "A") },
@@ -229,7 +230,10 @@ import Testing
             let key = Catalog.key(for: "A")
             var issue = try #require(try Catalog(layout: layout).record(key: key))
             issue.assets = [AssetDownload(id: "00000000000000aa", url: try #require(URL(string: "http://h/x")))]
-            try Data(IssueRecord.encode(issue)).write(to: URL(fileURLWithPath: layout.record(key)))
+            let path = layout.bucket(key, digits: 2)
+            var bucket = try CatalogBucket.load(path)
+            bucket.set(issue: issue, key: key)
+            try Data(bucket.encoded()).write(to: URL(fileURLWithPath: path))
             try Data(key.utf8).write(to: URL(fileURLWithPath: layout.intent))
             #expect(try await library.summaries().first?.assetsTotal == 1)
             #expect(!FileManager.default.fileExists(atPath: layout.intent))

@@ -8,16 +8,17 @@ internal import CSystemShims
     import Glibc
 #endif
 
-/// The catalog on disk: one JSON record per issue (the source of truth), an index journal derived
-/// from the records (what `list` reads), and the saved list of pending downloads.
+/// The catalog on disk: the issues' JSON records in bucket files (the source of truth), an index journal
+/// derived from the records (what `list` reads), and the saved list of pending downloads.
 ///
-/// Reads need no lock: every record and index rewrite is a `rename`, every index append a whole line.
+/// Reads need no lock: every bucket and index rewrite is a `rename`, every index append a whole line.
 /// Writes go through ``write(_:)``, which holds the library's file lock, so several processes never
-/// lose each other's changes. A change touches only the records it changes, so its cost does not grow
-/// with the library. Blocking: call off the concurrency pool.
+/// lose each other's changes. A change rewrites only the buckets of the records it changes, and buckets
+/// are split as the library grows (``splitBytes``), so its cost does not grow with the library.
+/// Blocking: call off the concurrency pool.
 ///
 /// Crash safety: a change first names the keys it touches in `.catalog/intent`, then writes the
-/// records (atomically: temporary file, fsync, rename, fsync of the folder), then appends their index
+/// buckets (atomically: temporary file, fsync, rename, fsync of the folder), then appends the index
 /// lines, then deletes the intent. The next writer (or reader) that finds an intent left by a killed
 /// process re-derives those keys' index lines from their records, so the index never stays behind
 /// the records.
@@ -30,11 +31,28 @@ final class Catalog: Sendable {
     let durable: Bool
     /// How far the index may grow past twice its live size before it is compacted.
     let compactionSlack: Int
+    /// A bucket written larger than this splits every bucket into sixteen (one more key digit): about
+    /// a hundred issues, so a change reads and writes at most this much.
+    let splitBytes: Int
 
-    init(layout: LibraryLayout, durable: Bool = true, compactionSlack: Int = 8 << 20) {
+    init(layout: LibraryLayout, durable: Bool = true, compactionSlack: Int = 8 << 20, splitBytes: Int = 96 << 10) {
         self.layout = layout
         self.durable = durable
         self.compactionSlack = compactionSlack
+        self.splitBytes = splitBytes
+    }
+
+    /// The key under which a folder name is claimed: case-folded, so that two issues never get folders
+    /// that one case-insensitive disk (a backup drive) would merge.
+    static func folderKey(_ folderName: String) -> String {
+        key(for: folderName.lowercased())
+    }
+
+    /// The bucket digits a catalog of `count` issues starts with: about forty issues a bucket.
+    static func digits(forCount count: Int) -> Int {
+        var digits = 2
+        while digits < 6, count > 40 << (4 * digits) { digits += 1 }
+        return digits
     }
 
     /// The record key of an issue name: the first 128 bits of SHA-256 of its NFC form, in hex. Swift
@@ -63,10 +81,16 @@ final class Catalog: Sendable {
     ///   `.manifestUnreadable`, `.manifestFromNewerVersion`.
     func prepare(create: Bool) throws {
         switch try readMarker() {
-        case .current:
-            // A backup left by an upgrade that committed but was killed before deleting it.
-            if POSIX.exists(layout.manifestBackup) {
-                try withLock { try POSIX.unlinkIfPresent(layout.manifestBackup) }
+        case .current(let digits):
+            // A backup left by an upgrade that committed but was killed before deleting it, and bucket
+            // folders of another depth left by a split that was killed before or after its commit.
+            let stale = staleBucketFolders(current: digits)
+            if POSIX.exists(layout.manifestBackup) || !stale.isEmpty {
+                try withLock {
+                    guard case .current(let digits) = try readMarker() else { return }
+                    try POSIX.unlinkIfPresent(layout.manifestBackup)
+                    for folder in staleBucketFolders(current: digits) { try Library.removeTree(folder) }
+                }
             }
         case .missing:
             guard create else {
@@ -74,9 +98,11 @@ final class Catalog: Sendable {
             }
             try withLock {
                 guard case .missing = try readMarker() else { return }
-                try makeEmptyCatalog(at: layout.catalog)
-                if !POSIX.exists(layout.index) { try rebuildIndex() }
-                try writeMarker()
+                // A catalog folder without library.json (deleted by hand) keeps its buckets.
+                let digits = existingBucketDigits() ?? 2
+                try makeEmptyCatalog(at: layout.catalog, digits: digits)
+                if !POSIX.exists(layout.index) { try rebuildIndex(digits: digits) }
+                try writeMarker(digits: digits)
             }
         case .version1:
             try withLock {
@@ -88,7 +114,7 @@ final class Catalog: Sendable {
 
     enum Marker {
         case missing
-        case current
+        case current(digits: Int)
         case version1(Data)
     }
 
@@ -96,22 +122,25 @@ final class Catalog: Sendable {
     func readMarker() throws -> Marker {
         let path = layout.manifest
         guard let data = try AtomicFile.read(path) else { return .missing }
-        let version: Int64? = try data.withUnsafeBytes { raw in
+        let (version, digits): (Int64?, Int64?) = try data.withUnsafeBytes { raw in
             let bytes = raw.bindMemory(to: UInt8.self)
             do {
                 var reader = JSONReader(bytes: bytes)
                 try reader.expect(UInt8(ascii: "{"))
-                var found: Int64?
+                var version: Int64?
+                var digits: Int64?
                 var first = true
                 while let key = try reader.nextKey(first: first) {
                     first = false
                     if key == "version", case .integer(let value) = try reader.readValue() {
-                        found = value
+                        version = value
+                    } else if key == "bucketDigits", case .integer(let value) = try reader.readValue() {
+                        digits = value
                     } else {
                         try reader.skipValue()
                     }
                 }
-                return found
+                return (version, digits)
             } catch {
                 throw NewsstandError(
                     .manifestUnreadable, "\(path) is not a valid library manifest (\(error)); it was left untouched",
@@ -128,30 +157,56 @@ final class Catalog: Sendable {
                 "\(path) has version \(version), newer than this issues understands (\(Self.version)); it was left untouched"
             )
         }
-        return version == 1 ? .version1(data) : .current
+        if version == 1 { return .version1(data) }
+        guard let digits, (1...8).contains(digits) else {
+            throw NewsstandError(.manifestUnreadable, "\(path) has no valid \"bucketDigits\"; it was left untouched")
+        }
+        return .current(digits: Int(digits))
     }
 
-    /// Writes the version-2 `library.json` (atomically): the commit point of a new or upgraded catalog.
-    func writeMarker() throws {
+    /// Writes the version-2 `library.json` (atomically): the commit point of a new or upgraded catalog,
+    /// and of a bucket split.
+    func writeMarker(digits: Int) throws {
         let text = """
-            {"catalog":".catalog","format":"one JSON record per issue in .catalog/issues, a JSON-lines index in .catalog/index.jsonl","version":\(Self.version)}
+            {"bucketDigits":\(digits),"catalog":".catalog","format":"issue records in JSON-lines buckets .catalog/issues-N/<first N hex digits of the key>.jsonl; a JSON-lines index in .catalog/index.jsonl","version":\(Self.version)}
 
             """
         try AtomicFile.write(Data(text.utf8), to: layout.manifest, durable: durable)
     }
 
-    func makeEmptyCatalog(at base: String) throws {
+    func makeEmptyCatalog(at base: String, digits: Int) throws {
         try POSIX.makeDirectory(base)
-        try POSIX.makeDirectory(base + "/issues")
+        try POSIX.makeDirectory("\(base)/issues-\(digits)")
         try POSIX.makeDirectory(base + "/pending")
-        try POSIX.makeDirectory(base + "/folders")
+    }
+
+    /// The bucket digits in force (read from `library.json`).
+    func currentDigits() throws -> Int {
+        guard case .current(let digits) = try readMarker() else {
+            throw NewsstandError(.manifestUnreadable, "\(layout.manifest) is missing or not version \(Self.version)")
+        }
+        return digits
+    }
+
+    /// Bucket folders other than the one in force: what a split killed before or after its commit left.
+    func staleBucketFolders(current digits: Int) -> [String] {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: layout.catalog)) ?? []
+        return names.filter { $0.hasPrefix("issues-") && $0 != "issues-\(digits)" }.sorted().map {
+            "\(layout.catalog)/\($0)"
+        }
+    }
+
+    private func existingBucketDigits() -> Int? {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: layout.catalog)) ?? []
+        return names.compactMap { $0.hasPrefix("issues-") ? Int($0.dropFirst(7)) : nil }.max()
     }
 
     /// Whether a live issue other than the one with `key` owns `folderName` (compared case-folded). A
     /// claim whose issue is gone, or now has another folder, is stale (a crash between its steps).
-    func isFolderClaimed(_ folderName: String, except key: String? = nil) throws -> Bool {
-        guard let owner = Catalog.readLink(layout.folderClaim(folderName)), owner != key, Catalog.isKey(owner),
-            let issue = try record(key: owner)
+    func isFolderClaimed(_ folderName: String, except key: String? = nil, digits: Int) throws -> Bool {
+        let folderKey = Catalog.folderKey(folderName)
+        let bucket = try CatalogBucket.load(layout.bucket(folderKey, digits: digits))
+        guard let owner = bucket.claim(folderKey), owner != key, let issue = try record(key: owner, digits: digits)
         else { return false }
         return issue.folderName.lowercased() == folderName.lowercased()
     }
@@ -165,11 +220,22 @@ final class Catalog: Sendable {
         return issue.name == name ? issue : nil
     }
 
-    /// The record stored under `key`, or nil.
+    /// The record stored under `key`, or nil. Without the lock a split may move the buckets under the
+    /// reader: a bucket missing after a change of depth is looked up again at the new depth.
     func record(key: String) throws -> Issue? {
-        let path = layout.record(key)
-        guard let data = try AtomicFile.read(path) else { return nil }
-        return try data.withUnsafeBytes { raw in try IssueRecord.decode(raw.bindMemory(to: UInt8.self), path: path) }
+        var digits = try currentDigits()
+        while true {
+            let path = layout.bucket(key, digits: digits)
+            if POSIX.exists(path) { return try CatalogBucket.load(path).issue(key) }
+            let now = try currentDigits()
+            if now == digits { return nil }
+            digits = now
+        }
+    }
+
+    /// The record stored under `key` at a known depth (under the lock), or nil.
+    func record(key: String, digits: Int) throws -> Issue? {
+        try CatalogBucket.load(layout.bucket(key, digits: digits)).issue(key)
     }
 
     /// Opens the index for reading, first repairing what a killed writer left (which takes the lock).
@@ -233,7 +299,7 @@ final class Catalog: Sendable {
     /// ``write(_:)`` for a caller that already holds the lock (``withLock(_:)``).
     func writeHoldingLock<T>(_ body: (inout CatalogChanges) throws -> T) throws -> T {
         try recover()
-        var changes = CatalogChanges(catalog: self)
+        var changes = CatalogChanges(catalog: self, digits: try currentDigits())
         let result = try body(&changes)
         try commit(changes)
         return result
@@ -241,8 +307,12 @@ final class Catalog: Sendable {
 
     private func commit(_ changes: CatalogChanges) throws {
         let keys = changes.changedKeys
-        guard !keys.isEmpty || !changes.pendingAdded.isEmpty || !changes.pendingRemoved.isEmpty else { return }
-        try AtomicFile.write(Data(keys.joined(separator: "\n").utf8), to: layout.intent, durable: false)
+        let claims = changes.claimChanges
+        guard !keys.isEmpty || !claims.isEmpty || !changes.pendingAdded.isEmpty || !changes.pendingRemoved.isEmpty
+        else { return }
+        let digits = changes.digits
+        let intent = keys + claims.keys.sorted().map { "claim \($0)" }
+        try AtomicFile.write(Data(intent.joined(separator: "\n").utf8), to: layout.intent, durable: false)
         CrashPoint.reached("catalog-intent")
         // Markers go in before the records that say "downloading" and out after the records that say
         // otherwise, so the saved list is never missing an asset in flight.
@@ -250,31 +320,37 @@ final class Catalog: Sendable {
         for (id, key) in changes.pendingAdded.sorted(by: { $0.key < $1.key }) {
             try setLink(layout.pendingMarker(id), to: key)
         }
-        if !changes.foldersClaimed.isEmpty { try POSIX.makeDirectory(layout.folderClaims) }
-        for folder in changes.foldersClaimed {
-            if let owner = keys.first(where: { (changes.staged[$0] ?? nil)?.folderName == folder }) {
-                try setLink(layout.folderClaim(folder), to: owner)
-            }
+        // Each bucket touched is read, changed and rewritten once.
+        var buckets: [String: CatalogBucket] = [:]
+        func bucket(_ key: String) throws -> String {
+            let path = layout.bucket(key, digits: digits)
+            if buckets[path] == nil { buckets[path] = try CatalogBucket.load(path) }
+            return path
         }
-        // Many records: written without a flush each, then one syncfs for all of them.
-        let bulk = keys.count > 16
-        var shards = Set<String>()
         for key in keys {
-            if case .some(let issue)? = changes.staged[key] {
-                try POSIX.makeDirectory(layout.recordShard(key))
-                try AtomicFile.write(
-                    Data(IssueRecord.encode(issue)), to: layout.record(key), durable: durable && !bulk)
+            let path = try bucket(key)
+            buckets[path]?.set(issue: changes.staged[key] ?? nil, key: key)
+        }
+        for (folderKey, owner) in claims {
+            let path = try bucket(folderKey)
+            buckets[path]?.set(claim: owner, key: folderKey)
+        }
+        // Many buckets: written without a flush each, then one syncfs for all of them.
+        let bulk = buckets.count > 16
+        var largest = 0
+        for (path, bucket) in buckets.sorted(by: { $0.key < $1.key }) {
+            if bucket.isEmpty {
+                try POSIX.unlinkIfPresent(path)
             } else {
-                try POSIX.unlinkIfPresent(layout.record(key))
-                shards.insert(layout.recordShard(key))
+                let bytes = bucket.encoded()
+                largest = max(largest, bytes.count)
+                try AtomicFile.write(Data(bytes), to: path, durable: durable && !bulk)
             }
             CrashPoint.reached("catalog-record")
         }
         for id in changes.pendingRemoved.sorted() { try POSIX.unlinkIfPresent(layout.pendingMarker(id)) }
-        for folder in changes.foldersReleased { try POSIX.unlinkIfPresent(layout.folderClaim(folder)) }
         if durable {
-            if bulk { try syncFileSystem() }
-            for shard in shards.sorted() { try POSIX.fsyncDirectory(shard) }
+            if bulk { try syncFileSystem() } else { try POSIX.fsyncDirectory(layout.records(digits: digits)) }
             if !changes.pendingAdded.isEmpty || !changes.pendingRemoved.isEmpty {
                 try POSIX.fsyncDirectory(layout.pending)
             }
@@ -291,6 +367,34 @@ final class Catalog: Sendable {
         try appendToIndex(lines.bytes)
         CrashPoint.reached("catalog-index-appended")
         try POSIX.unlinkIfPresent(layout.intent)
+        if largest > splitBytes, digits < 8 { try split(from: digits) }
+    }
+
+    /// Splits every bucket into sixteen, one more key digit: builds the new depth beside the old one,
+    /// commits by rewriting `library.json`, then deletes the old depth. Readers that meet a missing
+    /// bucket look again at the new depth. Runs under the lock; a crash before the commit leaves the
+    /// old depth in force (the half-built folder is removed by the next open), after it the new one.
+    func split(from digits: Int) throws {
+        let next = digits + 1
+        let old = layout.records(digits: digits)
+        let new = layout.records(digits: next)
+        try Library.removeTree(new)
+        try POSIX.makeDirectory(new)
+        let names = ((try? FileManager.default.contentsOfDirectory(atPath: old)) ?? []).sorted()
+        for name in names where name.hasSuffix(".jsonl") && !name.hasPrefix(".") {
+            let bucket = try CatalogBucket.load("\(old)/\(name)")
+            var children: [String: CatalogBucket] = [:]
+            for line in bucket.lines {
+                let path = layout.bucket(line.key, digits: next)
+                children[path, default: CatalogBucket(path: path, lines: [])].append(line)
+            }
+            for (path, child) in children { try AtomicFile.write(Data(child.encoded()), to: path, durable: false) }
+        }
+        if durable { try syncFileSystem() }
+        CrashPoint.reached("split-built")
+        try writeMarker(digits: next)
+        CrashPoint.reached("split-committed")
+        try Library.removeTree(old)
     }
 
     /// Points the symlink at `path` to `key`. A symlink's target is written with its name in one
@@ -315,19 +419,53 @@ final class Catalog: Sendable {
     /// Called with the lock held.
     func recover() throws {
         if let data = try AtomicFile.read(layout.intent) {
-            let keys = String(decoding: data, as: UTF8.self).split(separator: "\n").map(String.init)
+            let entries = String(decoding: data, as: UTF8.self).split(separator: "\n").map(String.init)
+            let digits = try currentDigits()
             var lines = JSONWriter()
-            for key in keys where Catalog.isKey(key) {
-                if let issue = try record(key: key) {
+            // Folder claims live in other buckets than their issues' records: put back the claims of the
+            // issues the change touched, and drop claims it released whose issue is gone.
+            var claims: [String: String?] = [:]
+            for key in entries where Catalog.isKey(key) {
+                if let issue = try record(key: key, digits: digits) {
                     CatalogIndex.line(key: key, issue: issue, into: &lines)
+                    claims[Catalog.folderKey(issue.folderName)] = .some(key)
                 } else {
                     CatalogIndex.removal(key: key, into: &lines)
                 }
             }
+            for entry in entries where entry.hasPrefix("claim ") {
+                let folderKey = String(entry.dropFirst(6))
+                guard Catalog.isKey(folderKey), claims[folderKey] == nil else { continue }
+                let bucket = try CatalogBucket.load(layout.bucket(folderKey, digits: digits))
+                if let owner = bucket.claim(folderKey),
+                    try record(key: owner, digits: digits).map({ Catalog.folderKey($0.folderName) }) != folderKey
+                {
+                    claims[folderKey] = .some(nil)
+                }
+            }
+            try setClaims(claims, digits: digits)
             try appendToIndex(lines.bytes)
             try POSIX.unlinkIfPresent(layout.intent)
         } else if !POSIX.exists(layout.index) {
             try rebuildIndex()
+        }
+    }
+
+    /// Rewrites the buckets of claims that differ from `claims` (folder key → owner, or nil to drop).
+    private func setClaims(_ claims: [String: String?], digits: Int) throws {
+        var buckets: [String: CatalogBucket] = [:]
+        for (folderKey, owner) in claims {
+            let path = layout.bucket(folderKey, digits: digits)
+            var bucket = try buckets[path] ?? CatalogBucket.load(path)
+            if bucket.claim(folderKey) != owner { bucket.set(claim: owner, key: folderKey) }
+            buckets[path] = bucket
+        }
+        for (path, bucket) in buckets {
+            if bucket.isEmpty {
+                try POSIX.unlinkIfPresent(path)
+            } else {
+                try AtomicFile.write(Data(bucket.encoded()), to: path, durable: durable)
+            }
         }
     }
 
@@ -374,10 +512,11 @@ final class Catalog: Sendable {
 
     /// Rebuilds the index from every record: what `verify --repair` does, and what a missing or torn
     /// index gets automatically.
-    func rebuildIndex() throws {
+    func rebuildIndex(digits: Int? = nil) throws {
+        let digits = try digits ?? currentDigits()
         try writeIndex(to: layout.index) { emit in
             var lines = JSONWriter(capacity: 1 << 20)
-            try forEachRecord { key, issue in
+            try forEachRecord(digits: digits) { key, issue in
                 CatalogIndex.line(key: key, issue: issue, into: &lines)
                 if lines.bytes.count > 1 << 20 {
                     try emit(lines.bytes)
@@ -388,21 +527,19 @@ final class Catalog: Sendable {
         }
     }
 
-    /// Calls `body` with every record in key order. A damaged record stops the walk with its error.
-    func forEachRecord(in base: String? = nil, _ body: (String, Issue) throws -> Void) throws {
-        let records = base.map { $0 + "/issues" } ?? layout.records
-        let shards = (try? FileManager.default.contentsOfDirectory(atPath: records)) ?? []
-        for shard in shards.sorted() where shard.utf8.count == 2 {
-            let folder = "\(records)/\(shard)"
-            let names = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
-            for name in names.sorted() where name.hasSuffix(".json") && !name.hasPrefix(".") {
-                let key = String(name.dropLast(5))
-                guard Catalog.isKey(key), let data = try AtomicFile.read("\(folder)/\(name)") else { continue }
-                let issue = try data.withUnsafeBytes { raw in
-                    try IssueRecord.decode(raw.bindMemory(to: UInt8.self), path: "\(folder)/\(name)")
-                }
-                try body(key, issue)
-            }
+    /// Calls `body` with every record in key order. A damaged bucket stops the walk with its error.
+    func forEachRecord(digits: Int, _ body: (String, Issue) throws -> Void) throws {
+        try forEachBucket(digits: digits) { bucket in
+            for (key, issue) in try bucket.issues().sorted(by: { $0.key < $1.key }) { try body(key, issue) }
+        }
+    }
+
+    /// Calls `body` with every bucket file of depth `digits`, in key order.
+    func forEachBucket(digits: Int, _ body: (CatalogBucket) throws -> Void) throws {
+        let folder = layout.records(digits: digits)
+        let names = ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).sorted()
+        for name in names where name.hasSuffix(".jsonl") && !name.hasPrefix(".") {
+            try body(try CatalogBucket.load("\(folder)/\(name)"))
         }
     }
 

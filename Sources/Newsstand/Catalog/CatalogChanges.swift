@@ -1,7 +1,9 @@
-/// The changes one catalog write stages: issues put or deleted, pending-download markers set or
-/// cleared, content folders to create. ``Catalog/write(_:)`` applies them all under one lock.
+/// The changes one catalog write stages: issues put or deleted, folder names claimed or released,
+/// pending-download markers set or cleared. ``Catalog/write(_:)`` applies them all under one lock.
 struct CatalogChanges {
     let catalog: Catalog
+    /// The bucket depth in force for this write (read under the lock).
+    let digits: Int
     /// Key → the issue as it will be stored, or nil when it is deleted.
     private(set) var staged: [String: Issue?] = [:]
     /// Key → the record as it was read, to skip writes that change nothing.
@@ -9,11 +11,15 @@ struct CatalogChanges {
     private var order: [String] = []
     private(set) var pendingAdded: [String: String] = [:]
     private(set) var pendingRemoved: Set<String> = []
+    /// Folder names claimed by issues added in this change.
     private(set) var foldersClaimed: [String] = []
-    /// Folder names whose claim goes with a deleted issue.
-    private(set) var foldersReleased: [String] = []
+    /// Folder key → the issue key that now claims it, or nil when the claim goes.
+    private(set) var claimChanges: [String: String?] = [:]
 
-    init(catalog: Catalog) { self.catalog = catalog }
+    init(catalog: Catalog, digits: Int) {
+        self.catalog = catalog
+        self.digits = digits
+    }
 
     /// The keys whose record changes, in the order they were first touched.
     var changedKeys: [String] {
@@ -29,7 +35,7 @@ struct CatalogChanges {
     /// The issue stored under `key`, as staged so far, or nil.
     mutating func issue(key: String) throws -> Issue? {
         if let staged = staged[key] { return staged }
-        let record = try catalog.record(key: key)
+        let record = try catalog.record(key: key, digits: digits)
         original[key] = .some(record)
         return record
     }
@@ -52,7 +58,7 @@ struct CatalogChanges {
     /// Stages the removal of the named issue's record.
     mutating func delete(named name: String) throws {
         let key = Catalog.key(for: name)
-        if let existing = try issue(key: key) { foldersReleased.append(existing.folderName) }
+        if let existing = try issue(key: key) { claimChanges[Catalog.folderKey(existing.folderName)] = .some(nil) }
         touch(key)
         staged[key] = .some(nil)
     }
@@ -82,8 +88,14 @@ struct CatalogChanges {
     /// Claims a content folder name for a new issue (with the records, under the lock, so the next
     /// writer finds the name taken). The folder itself is made when the first file is placed in it,
     /// or when someone asks for its path: 100,000 empty folders would cost 400 MB and a minute.
-    mutating func claimFolder(_ folderName: String) {
+    mutating func claimFolder(_ folderName: String, forIssueNamed name: String) {
         foldersClaimed.append(folderName)
+        claimChanges[Catalog.folderKey(folderName)] = .some(Catalog.key(for: name))
+    }
+
+    /// Sets or drops one folder claim as it is (for `verify --repair`).
+    mutating func setClaim(_ folderKey: String, owner: String?) {
+        claimChanges[folderKey] = .some(owner)
     }
 
     private mutating func touch(_ key: String) {

@@ -21,23 +21,29 @@ struct CatalogUpgrade {
 
         let base = layout.catalogUpgrade
         try Library.removeTree(base)
-        try catalog.makeEmptyCatalog(at: base)
+        let digits = Catalog.digits(forCount: issues.count)
+        try catalog.makeEmptyCatalog(at: base, digits: digits)
         var keys: [String: String] = [:]  // asset id → issue key
+        var buckets: [String: CatalogBucket] = [:]
+        func put(_ key: String, _ change: (inout CatalogBucket) -> Void) {
+            let path = "\(base)/issues-\(digits)/\(key.prefix(digits)).jsonl"
+            change(&buckets[path, default: CatalogBucket(path: path, lines: [])])
+        }
         var lines = JSONWriter(capacity: issues.count * 700)
         for var issue in issues {
             issue.updateStatus()
             let key = Catalog.key(for: issue.name)
-            let shard = "\(base)/issues/\(key.prefix(2))"
-            try POSIX.makeDirectory(shard)
-            try AtomicFile.write(Data(IssueRecord.encode(issue)), to: "\(shard)/\(key).json", durable: false)
+            put(key) { $0.set(issue: issue, key: key) }
+            let folderKey = Catalog.folderKey(issue.folderName)
+            put(folderKey) { $0.set(claim: key, key: folderKey) }
             CatalogIndex.line(key: key, issue: issue, into: &lines)
             for asset in issue.assets { keys[asset.id] = key }
-            try symlinkMarker(Catalog.key(for: issue.folderName.lowercased()), key: key, base: base, folder: "folders")
             // Version 1 retried failed assets by scanning every issue; version 2 keeps them in the list.
             for asset in issue.assets where asset.state == .failed || asset.state == .downloading {
                 try symlinkMarker(asset.id, key: key, base: base)
             }
         }
+        for (path, bucket) in buckets { try AtomicFile.write(Data(bucket.encoded()), to: path, durable: false) }
         for id in pending { if let key = keys[id] { try symlinkMarker(id, key: key, base: base) } }
         try catalog.writeIndex(to: "\(base)/index.jsonl") { emit in try emit(lines.bytes) }
         if catalog.durable { try catalog.syncFileSystem() }
@@ -48,13 +54,13 @@ struct CatalogUpgrade {
         try POSIX.rename(base, layout.catalog)
         if catalog.durable { try POSIX.fsyncDirectory(layout.root) }
         CrashPoint.reached("upgrade-moved")
-        try catalog.writeMarker()
+        try catalog.writeMarker(digits: digits)
         CrashPoint.reached("upgrade-committed")
         try POSIX.unlinkIfPresent(layout.manifestBackup)
     }
 
-    private func symlinkMarker(_ id: String, key: String, base: String, folder: String = "pending") throws {
-        let path = "\(base)/\(folder)/\(id)"
+    private func symlinkMarker(_ id: String, key: String, base: String) throws {
+        let path = "\(base)/pending/\(id)"
         if symlink(key, path) != 0, errno != EEXIST { throw NewsstandError.posix(errno, "cannot create", path: path) }
     }
 

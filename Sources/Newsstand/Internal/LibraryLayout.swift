@@ -2,11 +2,11 @@
 /// folder names never do, so the two can never collide.
 ///
 /// ```
-/// library.json                 {"version": 2, …}: the format marker (a version-1 file held everything)
-/// .catalog/issues/ab/<key>.json one record per issue: the source of truth
+/// library.json                 {"version": 2, "bucketDigits": N, …}: the format marker (version 1 held everything)
+/// .catalog/issues-N/<hex>.jsonl the issue records and folder claims whose keys start with <hex> (N digits):
+///                              the source of truth
 /// .catalog/index.jsonl         one line per change, newest wins: derived, rebuilt from the records
 /// .catalog/pending/<asset id>  a symlink whose target is the issue's key: the saved download list
-/// .catalog/folders/<key>       a symlink to the issue key that owns a folder name (case-folded)
 /// .catalog/intent              only while a change is being written: the keys it touches
 /// .downloads/ .staging/ .trash/ partial downloads, extraction folders, removed folders on their way out
 /// <issue folder>/              one content folder per issue
@@ -25,20 +25,14 @@ struct LibraryLayout: Sendable, Hashable {
     var catalog: String { root + "/.catalog" }
     /// Where an upgrade builds the new catalog before moving it into place.
     var catalogUpgrade: String { root + "/.catalog-upgrade" }
-    var records: String { catalog + "/issues" }
+    func records(digits: Int) -> String { "\(catalog)/issues-\(digits)" }
     var index: String { catalog + "/index.jsonl" }
     var pending: String { catalog + "/pending" }
     var intent: String { catalog + "/intent" }
-    var folderClaims: String { catalog + "/folders" }
 
-    func recordShard(_ key: String) -> String { "\(records)/\(key.prefix(2))" }
-    func record(_ key: String) -> String { "\(records)/\(key.prefix(2))/\(key).json" }
+    /// The bucket holding the record or claim with `key` at depth `digits`.
+    func bucket(_ key: String, digits: Int) -> String { "\(records(digits: digits))/\(key.prefix(digits)).jsonl" }
     func pendingMarker(_ assetID: String) -> String { "\(pending)/\(assetID)" }
-    /// The claim of a content folder name, keyed by its case-folded form, so that two issues never get
-    /// folders that one case-insensitive disk (a backup drive) would merge.
-    func folderClaim(_ folderName: String) -> String {
-        "\(folderClaims)/\(Catalog.key(for: folderName.lowercased()))"
-    }
 
     // MARK: Downloads
 
