@@ -183,8 +183,9 @@ public actor Library {
         if try changes.issue(named: name) != nil {
             throw NewsstandError(.duplicateIssue, "an issue named \(name.debugDescription) already exists")
         }
-        let folder = try uniqueFolderName(
-            for: name, catalog: changes.catalog, claimed: changes.foldersClaimed, digits: changes.digits)
+        let folder = try uniqueFolderName(for: name, layout: changes.catalog.layout) {
+            try changes.isFolderClaimed($0)
+        }
         var issue = Issue(name: name, date: date, folderName: folder)
         issue.assets = assets.map { $0.makeAsset(id: Library.newAssetID()) }
         try changes.put(issue)
@@ -292,15 +293,14 @@ public actor Library {
 
     /// A folder name derived from `name`, not taken on disk, not reserved by the library, and not
     /// claimed (case-insensitively) by another issue, including the others of the same change.
-    static func uniqueFolderName(for name: String, catalog: Catalog, claimed: [String], digits: Int) throws -> String {
+    static func uniqueFolderName(
+        for name: String, layout: LibraryLayout, isClaimed: (String) throws -> Bool
+    ) throws -> String {
         var base = SafePathComponent(sanitizing: name)
         if LibraryLayout.isReserved(base.value) { base = SafePathComponent(sanitizing: "_" + base.value) }
-        let inChange = Set(claimed.map { $0.lowercased() })
         var candidate = base
         var n = 2
-        while try POSIX.exists(catalog.layout.contentFolder(candidate.value))
-            || inChange.contains(candidate.value.lowercased()) || catalog.isFolderClaimed(candidate.value, digits: digits)
-        {
+        while try POSIX.exists(layout.contentFolder(candidate.value)) || isClaimed(candidate.value) {
             candidate = base.withSuffix(n)
             n += 1
         }

@@ -201,16 +201,6 @@ final class Catalog: Sendable {
         return names.compactMap { $0.hasPrefix("issues-") ? Int($0.dropFirst(7)) : nil }.max()
     }
 
-    /// Whether a live issue other than the one with `key` owns `folderName` (compared case-folded). A
-    /// claim whose issue is gone, or now has another folder, is stale (a crash between its steps).
-    func isFolderClaimed(_ folderName: String, except key: String? = nil, digits: Int) throws -> Bool {
-        let folderKey = Catalog.folderKey(folderName)
-        let bucket = try CatalogBucket.load(layout.bucket(folderKey, digits: digits))
-        guard let owner = bucket.claim(folderKey), owner != key, let issue = try record(key: owner, digits: digits)
-        else { return false }
-        return issue.folderName.lowercased() == folderName.lowercased()
-    }
-
     // MARK: - Reading
 
     /// The issue with exactly this name, or nil.
@@ -320,11 +310,12 @@ final class Catalog: Sendable {
         for (id, key) in changes.pendingAdded.sorted(by: { $0.key < $1.key }) {
             try setLink(layout.pendingMarker(id), to: key)
         }
-        // Each bucket touched is read, changed and rewritten once.
+        // Each bucket touched is read (most already were, while staging), changed and rewritten once.
         var buckets: [String: CatalogBucket] = [:]
+        let cached = changes.buckets
         func bucket(_ key: String) throws -> String {
             let path = layout.bucket(key, digits: digits)
-            if buckets[path] == nil { buckets[path] = try CatalogBucket.load(path) }
+            if buckets[path] == nil { buckets[path] = try cached[path] ?? CatalogBucket.load(path) }
             return path
         }
         for key in keys {
@@ -368,6 +359,21 @@ final class Catalog: Sendable {
         CrashPoint.reached("catalog-index-appended")
         try POSIX.unlinkIfPresent(layout.intent)
         if largest > splitBytes, digits < 8 { try split(from: digits) }
+    }
+
+    /// Splits the buckets ahead of adding `count` issues when the library would outgrow them.
+    func prepareForAdding(_ count: Int) throws {
+        guard count > 1000 else { return }
+        try withLock {
+            try recover()
+            let digits = try currentDigits()
+            let live = try CatalogIndexReader(path: layout.index)?.liveEntries().count ?? 0
+            var depth = digits
+            while depth < Catalog.digits(forCount: live + count) {
+                try split(from: depth)
+                depth += 1
+            }
+        }
     }
 
     /// Splits every bucket into sixteen, one more key digit: builds the new depth beside the old one,

@@ -11,10 +11,10 @@ struct CatalogChanges {
     private var order: [String] = []
     private(set) var pendingAdded: [String: String] = [:]
     private(set) var pendingRemoved: Set<String> = []
-    /// Folder names claimed by issues added in this change.
-    private(set) var foldersClaimed: [String] = []
     /// Folder key → the issue key that now claims it, or nil when the claim goes.
     private(set) var claimChanges: [String: String?] = [:]
+    /// The buckets read so far, by path: an import of thousands of issues reads each bucket once.
+    private(set) var buckets: [String: CatalogBucket] = [:]
 
     init(catalog: Catalog, digits: Int) {
         self.catalog = catalog
@@ -35,9 +35,30 @@ struct CatalogChanges {
     /// The issue stored under `key`, as staged so far, or nil.
     mutating func issue(key: String) throws -> Issue? {
         if let staged = staged[key] { return staged }
-        let record = try catalog.record(key: key, digits: digits)
+        if let original = original[key] { return original }
+        let record = try bucket(key).issue(key)
         original[key] = .some(record)
         return record
+    }
+
+    /// The bucket that holds `key`, read once per change.
+    mutating func bucket(_ key: String) throws -> CatalogBucket {
+        let path = catalog.layout.bucket(key, digits: digits)
+        if let bucket = buckets[path] { return bucket }
+        let bucket = try CatalogBucket.load(path)
+        buckets[path] = bucket
+        return bucket
+    }
+
+    /// Whether a live issue owns `folderName` (case-folded), counting this change's claims. A claim whose
+    /// issue is gone, or now has another folder, is stale (a crash between its steps) and does not count.
+    mutating func isFolderClaimed(_ folderName: String) throws -> Bool {
+        let folderKey = Catalog.folderKey(folderName)
+        if let change = claimChanges[folderKey] { return change != nil }
+        guard let owner = try bucket(folderKey).claim(folderKey), let issue = try issue(key: owner) else {
+            return false
+        }
+        return Catalog.folderKey(issue.folderName) == folderKey
     }
 
     /// Stages `issue` (its status recomputed from its assets).
@@ -89,7 +110,6 @@ struct CatalogChanges {
     /// writer finds the name taken). The folder itself is made when the first file is placed in it,
     /// or when someone asks for its path: 100,000 empty folders would cost 400 MB and a minute.
     mutating func claimFolder(_ folderName: String, forIssueNamed name: String) {
-        foldersClaimed.append(folderName)
         claimChanges[Catalog.folderKey(folderName)] = .some(Catalog.key(for: name))
     }
 
