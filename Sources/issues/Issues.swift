@@ -42,7 +42,7 @@ struct Issues: AsyncParsableCommand {
         // A file-size limit must surface as EFBIG ("disk full") on the asset, not kill the process.
         signal(SIGXFSZ, SIG_IGN)
         do {
-            var command = try parseAsRoot()
+            var command = try await asyncParseAsRoot()
             if var command = command as? any AsyncParsableCommand {
                 try await command.run()
             } else {

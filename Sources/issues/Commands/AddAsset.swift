@@ -10,7 +10,7 @@ struct AddAsset: AsyncParsableCommand {
 
     @OptionGroup var libraryOptions: LibraryOptions
 
-    @Argument(help: "The issue's name.")
+    @Argument(help: "The issue's name.", completion: IssueNameCompletion.kind)
     var name: String
 
     @Argument(help: "The asset's URL (http or https).")

@@ -11,7 +11,7 @@ struct Download: AsyncParsableCommand {
     @OptionGroup var run: DownloadRunOptions
     @OptionGroup var tls: TLSOptions
 
-    @Argument(help: "Issue names.")
+    @Argument(help: "Issue names.", completion: IssueNameCompletion.kind)
     var names: [String] = []
 
     func run() async throws {

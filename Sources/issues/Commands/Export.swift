@@ -12,7 +12,7 @@ struct Export: AsyncParsableCommand {
 
     @OptionGroup var libraryOptions: LibraryOptions
 
-    @Argument(help: "Issues to export (all when none is named).")
+    @Argument(help: "Issues to export (all when none is named).", completion: IssueNameCompletion.kind)
     var names: [String] = []
 
     func run() async throws {

@@ -7,7 +7,7 @@ struct Path: AsyncParsableCommand {
 
     @OptionGroup var libraryOptions: LibraryOptions
 
-    @Argument(help: "The issue's name.")
+    @Argument(help: "The issue's name.", completion: IssueNameCompletion.kind)
     var name: String
 
     func run() async throws {

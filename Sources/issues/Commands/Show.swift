@@ -8,7 +8,7 @@ struct Show: AsyncParsableCommand {
     @OptionGroup var libraryOptions: LibraryOptions
     @OptionGroup var output: OutputOptions
 
-    @Argument(help: "The issue's name.")
+    @Argument(help: "The issue's name.", completion: IssueNameCompletion.kind)
     var name: String
 
     func run() async throws {
