@@ -3,7 +3,7 @@ import Foundation
 /// One file of an issue, fetched over HTTP(S) (NewsstandKit's `NKAssetDownload`).
 ///
 /// A value snapshot: the `Library` actor owns the live state and hands these out.
-public struct AssetDownload: Codable, Sendable, Hashable, Identifiable {
+public struct AssetDownload: Sendable, Hashable, Identifiable {
     /// Where an asset is in its life (NewsstandKit had only "downloading"; a server tool needs more).
     public enum State: String, Codable, Sendable, Hashable, CaseIterable {
         /// Added, nothing fetched and nothing in flight.

@@ -2,8 +2,9 @@ import Foundation
 
 /// One issue of a publication: a unique name, a date and its assets (NewsstandKit's `NKIssue`).
 ///
-/// A value snapshot; change issues through `Library`.
-public struct Issue: Codable, Sendable, Hashable, Identifiable {
+/// A value snapshot; change issues through `Library`. Its JSON form is the catalog's one schema
+/// (`Catalog/IssueRecord.swift`), written by ``Library/json(for:)``; there is no second `Codable` form.
+public struct Issue: Sendable, Hashable, Identifiable {
     /// NewsstandKit's `NKIssueContentStatus`, plus `failed`. Kept in the manifest, never guessed from
     /// what a folder holds.
     public enum Status: String, Codable, Sendable, Hashable, CaseIterable {
