@@ -23,7 +23,7 @@ ISSUES_BIN    := .build/$(CONFIGURATION)/issues
 # Where swift-argument-parser's generate-manual plugin writes the page.
 MANPAGE       := .build/plugins/GenerateManual/outputs/issues/issues.1
 
-.PHONY: all build release test bench demo deps test-deps bench-deps demo-deps clean fuzz fuzz-smoke fuzz-build
+.PHONY: all build release test bench demo deps test-deps bench-deps demo-deps clean package-check fuzz fuzz-smoke fuzz-build
 
 all: build
 
@@ -81,6 +81,8 @@ install-files:
 	$(ISSUES_BIN) --generate-completion-script fish > $(FISHCOMPDIR)/issues.fish
 	@echo "installed $(BINDIR)/issues; make sure $(PREFIX)/bin is on your PATH"
 
+# The library's stricter checks (unsafe flags, so not in what dependents build) are on for the tests.
+test: export NEWSSTAND_STRICT = 1
 test: test-deps
 	$(SWIFT) build --build-tests
 	$(MAKE) manual CONFIGURATION=debug  # for the test of `make install-files`
@@ -94,6 +96,11 @@ demo: demo-deps
 	$(SWIFT) build --product sample-server
 	$(SWIFT) build --product sample-reader
 	bash Samples/demo.sh
+
+# Builds and runs a throw-away package that depends on this one by URL and version, as a user's would
+# (a bare clone of HEAD tagged with a version): no unsafe flags may reach it.
+package-check: deps
+	bash Samples/package-check.sh
 
 clean:
 	rm -rf .build .build-fuzz
