@@ -47,14 +47,7 @@ public actor Library {
     ) async throws -> Library {
         let root = url.standardizedFileURL
         let layout = LibraryLayout(root: root.path)
-        var splitBytes = 96 << 10
-        #if DEBUG
-            // Lets the kill -9 tests reach a bucket split with a handful of issues.
-            if let text = ProcessInfo.processInfo.environment["ISSUES_SPLIT_BYTES"], let bytes = Int(text) {
-                splitBytes = bytes
-            }
-        #endif
-        let catalog = Catalog(layout: layout, durable: true, splitBytes: splitBytes)
+        let catalog = Library.makeCatalog(layout)
         try await runBlocking {
             if createIfMissing {
                 do {
@@ -70,6 +63,16 @@ public actor Library {
             try catalog.prepare(create: createIfMissing)
         }
         return Library(rootURL: root, configuration: configuration, logger: logger, catalog: catalog)
+    }
+
+    private static func makeCatalog(_ layout: LibraryLayout) -> Catalog {
+        #if DEBUG
+            // Lets the kill -9 tests reach a bucket split with a handful of issues.
+            if let text = ProcessInfo.processInfo.environment["ISSUES_SPLIT_BYTES"], let bytes = Int(text) {
+                return Catalog(layout: layout, durable: true, splitBytes: bytes, splitMinLines: 1)
+            }
+        #endif
+        return Catalog(layout: layout, durable: true)
     }
 
     /// Stops the HTTP engine, if one was started. Downloads still running are cancelled first.

@@ -34,12 +34,18 @@ final class Catalog: Sendable {
     /// A bucket written larger than this splits every bucket into sixteen (one more key digit): about
     /// a hundred issues, so a change reads and writes at most this much.
     let splitBytes: Int
+    /// Only a bucket of at least this many lines splits: one huge issue alone would stay huge.
+    let splitMinLines: Int
 
-    init(layout: LibraryLayout, durable: Bool = true, compactionSlack: Int = 8 << 20, splitBytes: Int = 96 << 10) {
+    init(
+        layout: LibraryLayout, durable: Bool = true, compactionSlack: Int = 8 << 20, splitBytes: Int = 96 << 10,
+        splitMinLines: Int = 16
+    ) {
         self.layout = layout
         self.durable = durable
         self.compactionSlack = compactionSlack
         self.splitBytes = splitBytes
+        self.splitMinLines = splitMinLines
     }
 
     /// The key under which a folder name is claimed: case-folded, so that two issues never get folders
@@ -334,7 +340,7 @@ final class Catalog: Sendable {
                 try POSIX.unlinkIfPresent(path)
             } else {
                 let bytes = bucket.encoded()
-                largest = max(largest, bytes.count)
+                if bucket.lines.count >= splitMinLines { largest = max(largest, bytes.count) }
                 try AtomicFile.write(Data(bytes), to: path, durable: durable && !bulk)
             }
             CrashPoint.reached("catalog-record")
