@@ -93,6 +93,12 @@ import Testing
         #expect(Catalog.key(for: "Caf\u{E9}") == Catalog.key(for: "Cafe\u{301}"))
         #expect(Catalog.key(for: "Café") != Catalog.key(for: "Cafe"))
         #expect(Catalog.isKey(Catalog.key(for: "x")))
+        let key = Catalog.key(for: "The Daily 2026-11-20")
+        #expect(CatalogIndex.Key(key)?.text == key)
+        #expect(CatalogIndex.Key("00000000000000000000000000000001")?.text == "00000000000000000000000000000001")
+        for bad in ["", "0", String(repeating: "0", count: 33), String(repeating: "A", count: 32), "g" + key.dropFirst()] {
+            #expect(CatalogIndex.Key(bad) == nil, "\(bad)")
+        }
     }
 
     // MARK: Through the library

@@ -23,10 +23,23 @@ enum CatalogIndex {
         var high: UInt64
         var low: UInt64
 
-        init?(_ text: some StringProtocol) {
-            guard Catalog.isKey(text), let high = UInt64(text.prefix(16), radix: 16),
-                let low = UInt64(text.suffix(16), radix: 16)
-            else { return nil }
+        /// Parses 32 lowercase hex digits (read for every line of the index, so by hand).
+        init?(_ text: String) {
+            var high: UInt64 = 0
+            var low: UInt64 = 0
+            var count = 0
+            for byte in text.utf8 {
+                let digit: UInt64
+                switch byte {
+                case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = UInt64(byte - UInt8(ascii: "0"))
+                case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = UInt64(byte - UInt8(ascii: "a") + 10)
+                default: return nil
+                }
+                if count < 16 { high = high << 4 | digit } else { low = low << 4 | digit }
+                count += 1
+                if count > 32 { return nil }
+            }
+            guard count == 32 else { return nil }
             self.high = high
             self.low = low
         }
