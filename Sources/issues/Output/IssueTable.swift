@@ -8,40 +8,47 @@ enum IssueTable {
 
     static func write(_ summaries: [IssueSummary], root: String) {
         var widths = header.map(width)
+        // Names are measured once; the other columns are ASCII.
+        var nameWidths: [Int] = []
+        nameWidths.reserveCapacity(summaries.count)
         for summary in summaries {
-            widths[0] = max(widths[0], min(width(summary.name), nameWidth))
+            let name = min(width(summary.name), nameWidth)
+            nameWidths.append(name)
+            widths[0] = max(widths[0], name)
             widths[1] = max(widths[1], 10)
             widths[2] = max(widths[2], summary.status.rawValue.utf8.count)
             widths[3] = max(widths[3], digits(summary.assetsDone) + 1 + digits(summary.assetsTotal))
             widths[4] = max(widths[4], size(summary.bytes).utf8.count)
         }
-        var out = ""
+        var out: [UInt8] = []
         out.reserveCapacity(1 << 20)
-        func cell(_ text: String, _ column: Int) {
-            out += text
-            let pad = widths[column] - width(text) + 2
-            if pad > 0 { out += String(repeating: " ", count: pad) }
+        func cell(_ text: String, width cellWidth: Int, _ column: Int) {
+            out.append(contentsOf: text.utf8)
+            out.append(contentsOf: repeatElement(0x20, count: max(0, widths[column] - cellWidth) + 2))
         }
         for (column, title) in header.enumerated() {
-            if column < header.count - 1 { cell(title, column) } else { out += title }
+            if column < header.count - 1 { cell(title, width: title.utf8.count, column) } else { out += title.utf8 }
         }
-        out += "\n"
-        for summary in summaries {
-            cell(clip(summary.name), 0)
-            cell(summary.date.description, 1)
-            cell(summary.status.rawValue, 2)
-            cell("\(summary.assetsDone)/\(summary.assetsTotal)", 3)
-            cell(size(summary.bytes), 4)
-            out += root
-            out += "/"
-            out += summary.folderName
-            out += "\n"
-            if out.utf8.count > 1 << 20 {
-                Terminal.write(out, to: 1)
+        out.append(0x0A)
+        let rootBytes = Array((root + "/").utf8)
+        for (index, summary) in summaries.enumerated() {
+            let name = nameWidths[index] < width(summary.name) ? clip(summary.name) : summary.name
+            cell(name, width: nameWidths[index], 0)
+            cell(summary.date.description, width: 10, 1)
+            cell(summary.status.rawValue, width: summary.status.rawValue.utf8.count, 2)
+            let assets = "\(summary.assetsDone)/\(summary.assetsTotal)"
+            cell(assets, width: assets.utf8.count, 3)
+            let bytes = size(summary.bytes)
+            cell(bytes, width: bytes.utf8.count, 4)
+            out += rootBytes
+            out += summary.folderName.utf8
+            out.append(0x0A)
+            if out.count > 1 << 20 {
+                Terminal.write(String(decoding: out, as: UTF8.self), to: 1)
                 out.removeAll(keepingCapacity: true)
             }
         }
-        Terminal.write(out, to: 1)
+        Terminal.write(String(decoding: out, as: UTF8.self), to: 1)
     }
 
     static func digits(_ value: Int) -> Int {
