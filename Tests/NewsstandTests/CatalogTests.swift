@@ -178,6 +178,38 @@ import Testing
         }
     }
 
+    @Test func sizesNearTheLimitSumWithoutTrapping() async throws {
+        try await withTemporaryDirectory { root in
+            let library = try await Library.open(at: root)
+            try await library.addIssue(named: "Huge", date: date)
+            let layout = LibraryLayout(root: root.path)
+            let key = Catalog.key(for: "Huge")
+            var issue = try #require(try Catalog(layout: layout).record(key: key))
+            for n in 0..<3 {
+                var asset = AssetDownload(id: "00000000000000a\(n)", url: try #require(URL(string: "http://h/\(n)")))
+                asset.receivedBytes = Int64.max - 1
+                issue.assets.append(asset)
+            }
+            let path = layout.bucket(key, digits: 2)
+            var bucket = try CatalogBucket.load(path)
+            bucket.set(issue: issue, key: key)
+            try Data(bucket.encoded()).write(to: URL(fileURLWithPath: path))
+            try FileManager.default.removeItem(atPath: layout.index)  // rebuilt from the record
+            #expect(try await library.summaries().first?.bytes == Int64.max)
+            let shown = try #require(try await library.issue(named: "Huge"))
+            #expect(library.json(for: shown).contains("\"bytes\":\(Int64.max)"))
+        }
+    }
+
+    @Test(arguments: ["http://127.0.0.1:99999/x", "http://127.0.0.1:0/x", "unix:///var/run/x.sock", "http+unix://x/y"])
+    func urlsOutsideHttpAndRealPortsAreRefusedEverywhere(_ url: String) async throws {
+        #expect(throws: NewsstandError.self) { _ = try AssetRequest.parseURL(url) }
+        let record = #"{"name":"x","date":"2026-01-01","folder":"x","status":"none","assets":[{"id":"a","url":"\#(url)","state":"pending"}]}"#
+        #expect(throws: NewsstandError.self) {
+            _ = try Array(record.utf8).withUnsafeBufferPointer { try IssueRecord.decode($0, path: "r.json") }
+        }
+    }
+
     // MARK: Index
 
     @Test func aMissingIndexIsRebuiltFromTheRecords() async throws {
