@@ -119,9 +119,7 @@ FUZZ_SRC_RetryAfter         := $(N)/Download/ResponseHeaders.swift $(N)/RetryPol
 FUZZ_SRC_ContentDisposition := $(N)/Download/FileNaming.swift $(N)/Internal/SafePathComponent.swift \
                                $(N)/Download/ResumeRecord.swift $(N)/AssetDownload.swift \
                                $(N)/Internal/AtomicFile.swift $(N)/Internal/POSIX.swift $(N)/NewsstandError.swift
-FUZZ_SRC_ArchivePath        := $(N)/Archive/ArchiveExtractor.swift $(N)/Archive/ArchiveReader.swift \
-                               $(N)/Archive/ArchiveWriter.swift $(N)/Archive/ArchiveError.swift \
-                               $(N)/Archive/StagingMerge.swift $(N)/Internal/POSIX.swift $(N)/NewsstandError.swift
+FUZZ_SRC_ArchivePath        := $(N)/Archive/EntryPathPolicy.swift
 
 # Longest input tried: a few catalog records; a header line; a path up to PATH_MAX plus a link target.
 FUZZ_MAXLEN_JSONReader         := 16384
