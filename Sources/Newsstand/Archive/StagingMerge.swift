@@ -1,6 +1,4 @@
-// CLibArchive too: its headers include <sys/stat.h>, and with whole-module optimisation Swift attributes `struct stat`
-// to it (MemberImportVisibility then asks for the import).
-internal import CLibArchive
+internal import CSystemShims  // `struct stat` and its members (<sys/stat.h>)
 import Glibc
 
 /// Moves everything inside `staging` into `destination`, then removes `staging`.

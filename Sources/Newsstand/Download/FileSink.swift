@@ -1,5 +1,3 @@
-// `struct stat` reaches Swift through libarchive's headers, so its members need this import too.
-internal import CLibArchive
 internal import CSystemShims
 import Crypto
 import Dispatch
