@@ -156,16 +156,13 @@ struct ArchiveExtractor: Sendable {
         if confinement == .threadWorkingDirectory {
             if clibarchive_unshare_fs() == 0 {
                 guard chdir(realStaging) == 0 else {
-                    throw ArchiveError(
-                        kind: .io,
-                        message: "cannot enter the staging folder \(realStaging): \(Self.errnoText(errno))",
-                        archivePath: archivePath
-                    )
+                    throw ArchiveError.system(
+                        errno, "cannot enter the staging folder \(realStaging)", archivePath: archivePath)
                 }
             } else {
                 used = .absolutePathPrefix
                 notes.append(
-                    "unshare(CLONE_FS) failed (\(Self.errnoText(errno))): extracting with absolute paths instead"
+                    "unshare(CLONE_FS) failed (\(POSIX.describe(errno))): extracting with absolute paths instead"
                 )
             }
         }
@@ -195,7 +192,7 @@ struct ArchiveExtractor: Sendable {
 
     private static func requireEmptyDirectory(_ path: String) throws(ArchiveError) {
         guard let directory = opendir(path) else {
-            throw ArchiveError(kind: .io, message: "cannot open the staging folder \(path): \(errnoText(errno))")
+            throw ArchiveError.system(errno, "cannot open the staging folder \(path)")
         }
         defer { closedir(directory) }
         while let entry = readdir(directory) {
@@ -215,17 +212,15 @@ struct ArchiveExtractor: Sendable {
         archivePath: String? = nil
     ) throws(ArchiveError) -> String {
         guard let resolved = realpath(path, nil) else {
+            let code = errno
             throw ArchiveError(
                 kind: kind,
-                message: "cannot resolve the \(what) \(path): \(errnoText(errno))",
-                archivePath: archivePath
+                message: "cannot resolve the \(what) \(path): \(POSIX.describe(code))",
+                archivePath: archivePath,
+                errno: code
             )
         }
         defer { free(resolved) }
         return String(cString: resolved)
-    }
-
-    static func errnoText(_ code: Int32) -> String {
-        strerror(code).map { String(cString: $0) } ?? "errno \(code)"
     }
 }

@@ -24,7 +24,7 @@ enum DedicatedThread {
         )
         guard status == 0 else {
             Unmanaged<ThreadWork>.fromOpaque(context).release()
-            throw ArchiveError(kind: .io, message: "cannot start the extraction thread: \(ArchiveExtractor.errnoText(status))")
+            throw ArchiveError.system(status, "cannot start the extraction thread")
         }
         pthread_join(thread, nil)
         guard let output else {

@@ -189,10 +189,6 @@ enum StagingMerge {
     }
 
     private static func failure(_ message: String, errno code: Int32, path: String?) -> ArchiveError {
-        ArchiveError(
-            kind: .io,
-            message: "\(message): \(ArchiveExtractor.errnoText(code))",
-            entryPath: path
-        )
+        ArchiveError.system(code, message, entryPath: path)
     }
 }

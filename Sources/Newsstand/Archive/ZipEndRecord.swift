@@ -17,14 +17,12 @@ enum ZipEndRecord {
     static func verify(path: String, archivePath: String) throws(ArchiveError) {
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else {
-            throw ArchiveError(
-                kind: .io, message: "cannot open: \(ArchiveExtractor.errnoText(errno))", archivePath: archivePath)
+            throw ArchiveError.system(errno, "cannot open", archivePath: archivePath)
         }
         defer { close(descriptor) }
         var info = stat()
         guard fstat(descriptor, &info) == 0 else {
-            throw ArchiveError(
-                kind: .io, message: "cannot stat: \(ArchiveExtractor.errnoText(errno))", archivePath: archivePath)
+            throw ArchiveError.system(errno, "cannot stat", archivePath: archivePath)
         }
         let fileSize = Int64(info.st_size)
         let tailSize = Int(min(fileSize, Int64(recordSize + maxCommentSize)))
@@ -108,8 +106,7 @@ enum ZipEndRecord {
                 if got == 0 {
                     break
                 }
-                throw ArchiveError(
-                    kind: .io, message: "cannot read: \(ArchiveExtractor.errnoText(errno))", archivePath: archivePath)
+                throw ArchiveError.system(errno, "cannot read", archivePath: archivePath)
             }
             filled += got
         }

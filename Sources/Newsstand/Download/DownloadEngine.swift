@@ -492,7 +492,7 @@ final class DownloadEngine: Sendable {
         if let error = error as? HTTPClientError, error == .remoteConnectionClosed {
             return "the connection was closed before the whole body arrived"
         }
-        if let error = error as? IOError { return String(cString: strerror(error.errnoCode)).lowercased() }
+        if let error = error as? IOError { return POSIX.describe(error.errnoCode).lowercased() }
         if let error = error as? NIOConnectionError {
             let reason = Set(error.connectionErrors.map { describe($0.error) }).sorted().joined(separator: ", ")
             return "cannot connect to \(error.host):\(error.port)" + (reason.isEmpty ? "" : " (\(reason))")

@@ -1,0 +1,35 @@
+import Foundation
+import Glibc
+import NewsstandTestSupport
+import Testing
+
+@testable import Newsstand
+
+/// The file-system primitives under `Internal/`: the one errno-to-error path.
+@Suite struct FileSystemTests {
+    @Test func failedCallKeepsErrnoAndNamesThePath() async throws {
+        try await withTemporaryDirectory { folder in
+            let missing = folder.path + "/missing/file"
+            let error = try #require(throws: NewsstandError.self) { try POSIX.open(missing, O_RDONLY) }
+            #expect(error.errno == ENOENT)
+            #expect(error.code == .io)
+            #expect(error.message == "cannot open \(missing): \(POSIX.describe(ENOENT))")
+            #expect(try POSIX.openIfExists(missing, O_RDONLY) == nil)
+        }
+    }
+
+    @Test func spaceErrorsAreDiskFull() {
+        for code in [ENOSPC, EFBIG, EDQUOT] {
+            let error = NewsstandError.posix(code, "cannot write", path: "/x")
+            #expect(error.code == .diskFull)
+            #expect(error.errno == code)
+        }
+    }
+
+    @Test func archiveSystemErrorsKeepErrno() {
+        let error = ArchiveError.system(EACCES, "cannot open the folder", entryPath: "a/b")
+        #expect(error.kind == .io)
+        #expect(error.errno == EACCES)
+        #expect(error.message == "cannot open the folder: \(POSIX.describe(EACCES))")
+    }
+}
