@@ -221,9 +221,9 @@ extension Library {
         }
         let layout = self.layout
         let lockPath = layout.assetLock(id)
-        let lock: AssetLock?
+        let lock: FileLock?
         do {
-            lock = try await runBlocking { try AssetLock(tryPath: lockPath) }
+            lock = try await runBlocking { try FileLock.try(path: lockPath) }
         } catch {
             return await fail(item, NewsstandError(.io, "cannot lock \(lockPath): \(error)"), fetched: 0, emit: emit)
         }
@@ -453,9 +453,9 @@ extension Library {
     /// holds the lock (then it returns false and leaves everything).
     static func discardDownloadFiles(of id: String, layout: LibraryLayout) throws -> Bool {
         // No lock file means no process is downloading it (and perhaps no `.downloads` folder at all).
-        var held: AssetLock?
+        var held: FileLock?
         if POSIX.exists(layout.assetLock(id)) {
-            guard let lock = try AssetLock(tryPath: layout.assetLock(id)) else { return false }
+            guard let lock = try FileLock.try(path: layout.assetLock(id)) else { return false }
             held = lock
         }
         for path in [layout.partialFile(id), layout.completedFile(id), layout.resumeRecord(id), layout.assetLock(id)] {

@@ -5,7 +5,7 @@ import Testing
 
 @testable import Newsstand
 
-/// The file-system primitives under `Internal/`: the one errno-to-error path.
+/// The file-system primitives under `Internal/`: the one errno-to-error path and the file lock.
 @Suite struct FileSystemTests {
     @Test func failedCallKeepsErrnoAndNamesThePath() async throws {
         try await withTemporaryDirectory { folder in
@@ -31,5 +31,28 @@ import Testing
         #expect(error.kind == .io)
         #expect(error.errno == EACCES)
         #expect(error.message == "cannot open the folder: \(POSIX.describe(EACCES))")
+    }
+
+    @Test func fileLockTryReturnsNilWhileHeldAndTheLockAfterwards() async throws {
+        try await withTemporaryDirectory { folder in
+            let path = folder.path + "/lock"
+            var held: FileLock? = try FileLock(path: path)
+            // flock locks belong to an open file description, so a second descriptor in this process is refused.
+            #expect(try FileLock.try(path: path) == nil)
+            withExtendedLifetime(held) {}
+            held = nil
+            let again = try #require(try FileLock.try(path: path))
+            #expect(try FileLock.try(path: path) == nil)
+            withExtendedLifetime(again) {}
+        }
+    }
+
+    @Test func fileLockNamesAPathItCannotOpen() async throws {
+        try await withTemporaryDirectory { folder in
+            let path = folder.path + "/missing/lock"
+            let error = try #require(throws: NewsstandError.self) { try FileLock.try(path: path) }
+            #expect(error.errno == ENOENT)
+            #expect(error.message.contains(path))
+        }
     }
 }
