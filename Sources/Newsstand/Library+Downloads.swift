@@ -154,7 +154,7 @@ extension Library {
             try POSIX.makeDirectory(layout.downloads)
             try POSIX.makeDirectory(layout.staging)
             // Content folders of removals that a crash interrupted after the catalog was updated.
-            try? Library.removeTree(layout.trash)
+            try? TreeRemover.remove(layout.trash)
             Library.sweepDownloads(layout: layout, catalog: catalog)
         }
         let engine = self.engine ?? DownloadEngine(configuration: configuration, logger: logger)
@@ -367,7 +367,7 @@ extension Library {
             let archived = asset
             let placedName = try await runBlocking { () -> String? in
                 let staging = layout.stagingFolder(id)
-                try Library.removeTree(staging)
+                try TreeRemover.remove(staging)
                 try POSIX.makeDirectory(staging)
                 do {
                     // Extraction needs no lock: the staging folder is this asset's alone.
@@ -385,14 +385,14 @@ extension Library {
                         }
                     }
                 } catch let error as ArchiveError {
-                    try? Library.removeTree(staging)
+                    try? TreeRemover.remove(staging)
                     throw NewsstandError(
                         error.kind == .unsafeEntry || error.kind == .unsupportedEntryType
                             ? .unsafeArchiveEntry : .unpackFailed,
                         "cannot unpack \(archived.url.absoluteString) into \(item.issueName.debugDescription): \(error)",
                         underlying: error)
                 } catch {
-                    try? Library.removeTree(staging)
+                    try? TreeRemover.remove(staging)
                     throw error
                 }
             }

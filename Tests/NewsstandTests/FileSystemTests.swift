@@ -5,7 +5,8 @@ import Testing
 
 @testable import Newsstand
 
-/// The file-system primitives under `Internal/`: the one errno-to-error path and the file lock.
+/// The file-system primitives under `Internal/`: the one errno-to-error path, the file lock and the
+/// tree remover.
 @Suite struct FileSystemTests {
     @Test func failedCallKeepsErrnoAndNamesThePath() async throws {
         try await withTemporaryDirectory { folder in
@@ -54,5 +55,89 @@ import Testing
             #expect(error.errno == ENOENT)
             #expect(error.message.contains(path))
         }
+    }
+
+    // MARK: - TreeRemover
+
+    @Test func symlinkToAFolderOutsideIsRemovedAsALink() async throws {
+        try await withTemporaryDirectory { folder in
+            let outside = folder.path + "/outside"
+            try FileManager.default.createDirectory(atPath: outside + "/keep", withIntermediateDirectories: true)
+            #expect(FileManager.default.createFile(atPath: outside + "/keep/file", contents: Data("x".utf8)))
+            let tree = folder.path + "/tree"
+            try FileManager.default.createDirectory(atPath: tree + "/sub", withIntermediateDirectories: true)
+            try FileManager.default.createSymbolicLink(atPath: tree + "/sub/link", withDestinationPath: outside)
+            try FileManager.default.createSymbolicLink(atPath: folder.path + "/rootLink", withDestinationPath: outside)
+
+            try TreeRemover.remove(tree)
+            try TreeRemover.remove(folder.path + "/rootLink")
+
+            #expect(!POSIX.exists(tree))
+            #expect(!POSIX.exists(folder.path + "/rootLink"))
+            #expect(POSIX.fileSize(outside + "/keep/file") == 1)
+        }
+    }
+
+    @Test func missingPathIsFineAndAFileIsRemoved() async throws {
+        try await withTemporaryDirectory { folder in
+            try TreeRemover.remove(folder.path + "/missing")
+            let file = folder.path + "/file"
+            #expect(FileManager.default.createFile(atPath: file, contents: Data("x".utf8)))
+            try TreeRemover.remove(file)
+            #expect(!POSIX.exists(file))
+        }
+    }
+
+    @Test func foldersWithoutOwnerAccessAreRemoved() async throws {
+        try await withTemporaryDirectory { folder in
+            let tree = folder.path + "/tree"
+            try FileManager.default.createDirectory(atPath: tree + "/locked/inner", withIntermediateDirectories: true)
+            #expect(FileManager.default.createFile(atPath: tree + "/locked/inner/file", contents: Data()))
+            #expect(chmod(tree + "/locked/inner", 0o500) == 0)
+            #expect(chmod(tree + "/locked", 0o000) == 0)
+            try TreeRemover.remove(tree)
+            #expect(!POSIX.exists(tree))
+        }
+    }
+
+    /// 7,000 nested folders: recursion of that depth would risk the stack, and one open folder per level would
+    /// exceed the usual limit of 1,024 descriptors.
+    @Test func aSevenThousandDeepChainIsRemoved() async throws {
+        try await withTemporaryDirectory { folder in
+            let root = folder.path + "/deep"
+            try makeChain(root, depth: 7_000, name: "d")
+            try TreeRemover.remove(root)
+            #expect(!POSIX.exists(root))
+        }
+    }
+
+    @Test func pathsLongerThanPathMaxAreRemoved() async throws {
+        try await withTemporaryDirectory { folder in
+            let root = folder.path + "/long"
+            let name = String(repeating: "n", count: 200)
+            // 30 levels of 201 bytes: the deepest file's path is over 6,000 bytes, past PATH_MAX (4,096).
+            try makeChain(root, depth: 30, name: name)
+            try TreeRemover.remove(root)
+            #expect(!POSIX.exists(root))
+        }
+    }
+
+    /// Creates `root` and a chain of `depth` folders named `name` below it, each holding a file, through
+    /// descriptors (the full paths may exceed PATH_MAX).
+    private func makeChain(_ root: String, depth: Int, name: String) throws {
+        try POSIX.makeDirectory(root)
+        var current = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        try #require(current >= 0)
+        for _ in 0..<depth {
+            try #require(mkdirat(current, name, 0o755) == 0)
+            let file = openat(current, "file", O_WRONLY | O_CREAT | O_CLOEXEC, 0o644)
+            try #require(file >= 0)
+            close(file)
+            let next = openat(current, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+            close(current)
+            try #require(next >= 0)
+            current = next
+        }
+        close(current)
     }
 }

@@ -93,25 +93,11 @@ enum StagingMerge {
 
     /// Deletes `name` in the directory `parent`, recursively if it is a directory, never following a symlink.
     static func removeTree(in parent: Int32, _ name: CName, path: String) throws(ArchiveError) {
-        guard let info = try status(parent, name, path: path) else {
-            return
-        }
-        guard isDirectory(info) else {
-            if unlinkat(parent, name, 0) != 0 && errno != ENOENT {
-                throw failure("cannot remove", errno: errno, path: path)
-            }
-            return
-        }
-        let directory = try openDirectory(parent, name, shownAs: path)
-        defer { close(directory) }
-        if info.st_mode & 0o700 != 0o700 {
-            _ = fchmod(directory, (info.st_mode & 0o7777) | 0o700)  // so its entries can be listed and removed
-        }
-        for child in try names(in: directory, relativePath: path) {
-            try removeTree(in: directory, child, path: join(path, child))
-        }
-        if unlinkat(parent, name, AT_REMOVEDIR) != 0 && errno != ENOENT {
-            throw failure("cannot remove the folder", errno: errno, path: path)
+        do {
+            try TreeRemover.remove(name, in: parent, shownAs: path)
+        } catch {
+            let more = error.others > 0 ? " (and \(error.others) more)" : ""
+            throw failure(error.operation + more, errno: error.errno, path: error.path)
         }
     }
 

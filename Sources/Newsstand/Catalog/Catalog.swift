@@ -87,7 +87,7 @@ final class Catalog: Sendable {
                 try withLock {
                     guard case .current(let digits) = try readMarker() else { return }
                     try POSIX.unlinkIfPresent(layout.manifestBackup)
-                    for folder in staleBucketFolders(current: digits) { try Library.removeTree(folder) }
+                    for folder in staleBucketFolders(current: digits) { try TreeRemover.remove(folder) }
                 }
             }
         case .missing:
@@ -382,7 +382,7 @@ final class Catalog: Sendable {
         let next = digits + 1
         let old = layout.records(digits: digits)
         let new = layout.records(digits: next)
-        try Library.removeTree(new)
+        try TreeRemover.remove(new)
         try POSIX.makeDirectory(new)
         let names = ((try? FileManager.default.contentsOfDirectory(atPath: old)) ?? []).sorted()
         for name in names where name.hasSuffix(".jsonl") && !name.hasPrefix(".") {
@@ -398,7 +398,7 @@ final class Catalog: Sendable {
         CrashPoint.reached("split-built")
         try writeMarker(digits: next)
         CrashPoint.reached("split-committed")
-        try Library.removeTree(old)
+        try TreeRemover.remove(old)
     }
 
     /// Points the symlink at `path` to `key`. A symlink's target is written with its name in one
