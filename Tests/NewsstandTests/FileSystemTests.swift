@@ -5,8 +5,8 @@ import Testing
 
 @testable import Newsstand
 
-/// The file-system primitives under `Internal/`: the one errno-to-error path, the file lock and the
-/// tree remover.
+/// The file-system primitives under `Internal/`: the one errno-to-error path, the file lock, the tree
+/// remover, and the blocking pool they run on.
 @Suite struct FileSystemTests {
     @Test func failedCallKeepsErrnoAndNamesThePath() async throws {
         try await withTemporaryDirectory { folder in
@@ -126,18 +126,32 @@ import Testing
     /// descriptors (the full paths may exceed PATH_MAX).
     private func makeChain(_ root: String, depth: Int, name: String) throws {
         try POSIX.makeDirectory(root)
-        var current = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        try #require(current >= 0)
-        for _ in 0..<depth {
-            try #require(mkdirat(current, name, 0o755) == 0)
+        var current = try POSIX.open(root, O_RDONLY | O_DIRECTORY)
+        defer { close(current) }
+        // Plain checks, not #require: thousands of expectations would dominate the test's time.
+        for level in 0..<depth {
             let file = openat(current, "file", O_WRONLY | O_CREAT | O_CLOEXEC, 0o644)
-            try #require(file >= 0)
+            guard mkdirat(current, name, 0o755) == 0, file >= 0 else {
+                throw NewsstandError.posix(errno, "cannot build the chain at level \(level) in", path: root)
+            }
             close(file)
-            let next = openat(current, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+            let next = try POSIX.call("cannot open level \(level) in", path: root) {
+                openat(current, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+            }
             close(current)
-            try #require(next >= 0)
             current = next
         }
-        close(current)
+    }
+
+    // MARK: - runBlocking
+
+    /// Clean-up after Ctrl-C runs through `runBlocking` in a cancelled task; `runIfActive` alone would skip it.
+    @Test func blockingWorkRunsInACancelledTask() async throws {
+        let task = Task { () async throws -> Int in
+            withUnsafeCurrentTask { $0?.cancel() }
+            #expect(Task.isCancelled)
+            return try await runBlocking { 42 }
+        }
+        #expect(try await task.value == 42)
     }
 }
