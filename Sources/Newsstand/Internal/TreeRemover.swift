@@ -15,8 +15,8 @@ internal import CSystemShims  // `struct stat` and its members (<sys/stat.h>)
 /// given it (`fchmod`) so that its entries can be listed and removed. What cannot be removed is left, the rest of
 /// the tree is still removed, and the first failure is reported with the number of others.
 ///
-/// Blocking: call it off the Swift concurrency pool.
-enum TreeRemover {
+/// Blocking: call it off the Swift concurrency pool. `package` so that the test support cleans up with it too.
+package enum TreeRemover {
     /// A file name as C wants it: bytes ending with a NUL (names need not be valid UTF-8).
     typealias CName = [CChar]
 
@@ -36,7 +36,7 @@ enum TreeRemover {
     /// Removes `path`; a missing path is fine. The path's own parent folders are trusted (followed if links).
     ///
     /// - Throws: ``NewsstandError`` `.io` naming the first object that could not be removed, with its `errno`.
-    static func remove(_ path: String) throws(NewsstandError) {
+    package static func remove(_ path: String) throws(NewsstandError) {
         do {
             try remove(path.utf8.map { CChar(bitPattern: $0) } + [0], in: AT_FDCWD, shownAs: path)
         } catch {
