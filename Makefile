@@ -115,20 +115,18 @@ FUZZ_SECONDS ?= 600
 FUZZ_NICE    ?= nice -n 19
 FUZZ_DIR     := .build-fuzz
 FUZZ_TARGETS := JSONReader ContentRange RetryAfter ContentDisposition ArchivePath
-FUZZ_SWIFTC  := $(FUZZ_NICE) swiftc -swift-version 6 -parse-as-library -sanitize=fuzzer,address -O -g \
+FUZZ_SWIFTC  := $(FUZZ_NICE) swiftc -swift-version 6 -package-name issues -parse-as-library -sanitize=fuzzer,address -O -g \
                 -use-ld=lld -warnings-as-errors -enable-upcoming-feature ExistentialAny \
                 -I Sources/CLibArchive -I Sources/CSystemShims
 
 N := Sources/Newsstand
 FUZZ_SRC_JSONReader         := $(N)/Catalog/JSON.swift
-FUZZ_SRC_ContentRange       := $(N)/Download/ResponseHeaders.swift
-FUZZ_SRC_RetryAfter         := $(N)/Download/ResponseHeaders.swift $(N)/RetryPolicy.swift
+FUZZ_SRC_ContentRange       := $(N)/Download/ResponseHeaders.swift $(N)/Download/HTTPDate.swift
+FUZZ_SRC_RetryAfter         := $(N)/Download/ResponseHeaders.swift $(N)/Download/HTTPDate.swift $(N)/RetryPolicy.swift
 FUZZ_SRC_ContentDisposition := $(N)/Download/FileNaming.swift $(N)/Internal/SafePathComponent.swift \
                                $(N)/Download/ResumeRecord.swift $(N)/AssetDownload.swift \
                                $(N)/Internal/AtomicFile.swift $(N)/Internal/POSIX.swift $(N)/NewsstandError.swift
-FUZZ_SRC_ArchivePath        := $(N)/Archive/ArchiveExtractor.swift $(N)/Archive/ArchiveReader.swift \
-                               $(N)/Archive/ArchiveWriter.swift $(N)/Archive/ArchiveError.swift \
-                               $(N)/Archive/StagingMerge.swift $(N)/Internal/POSIX.swift $(N)/NewsstandError.swift
+FUZZ_SRC_ArchivePath        := $(N)/Archive/EntryPathPolicy.swift
 
 # Longest input tried: a few catalog records; a header line; a path up to PATH_MAX plus a link target.
 FUZZ_MAXLEN_JSONReader         := 16384

@@ -58,6 +58,7 @@ let package = Package(
             name: "NewsstandTestSupport",
             dependencies: [
                 "CLibArchive",
+                "Newsstand",  // the library's HTTP-date code (package access), so server and client agree
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

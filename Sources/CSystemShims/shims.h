@@ -6,6 +6,10 @@
 #endif
 #include <fcntl.h>
 #include <unistd.h>
+// For `struct stat`: Swift attributes it to a C module whose headers include <sys/stat.h>, and
+// MemberImportVisibility then asks each file using its members for that module. Without this line
+// that was only CLibArchive (through <archive.h>), so file-system code imported libarchive for it.
+#include <sys/stat.h>
 
 /// Starts writeback of a byte range without waiting for it (sync_file_range(2) with
 /// SYNC_FILE_RANGE_WRITE), so that a later fsync of a large download has little left to do.

@@ -1,5 +1,4 @@
-// `struct stat` reaches Swift through libarchive's headers, so its members need this import too.
-internal import CLibArchive
+internal import CSystemShims  // `struct stat` and its members (<sys/stat.h>)
 import Foundation
 
 extension Library {
@@ -155,7 +154,7 @@ extension Library {
             try POSIX.makeDirectory(layout.downloads)
             try POSIX.makeDirectory(layout.staging)
             // Content folders of removals that a crash interrupted after the catalog was updated.
-            try? Library.removeTree(layout.trash)
+            try? TreeRemover.remove(layout.trash)
             Library.sweepDownloads(layout: layout, catalog: catalog)
         }
         let engine = self.engine ?? DownloadEngine(configuration: configuration, logger: logger)
@@ -222,9 +221,9 @@ extension Library {
         }
         let layout = self.layout
         let lockPath = layout.assetLock(id)
-        let lock: AssetLock?
+        let lock: FileLock?
         do {
-            lock = try await runBlocking { try AssetLock(tryPath: lockPath) }
+            lock = try await runBlocking { try FileLock.try(path: lockPath) }
         } catch {
             return await fail(item, NewsstandError(.io, "cannot lock \(lockPath): \(error)"), fetched: 0, emit: emit)
         }
@@ -368,7 +367,7 @@ extension Library {
             let archived = asset
             let placedName = try await runBlocking { () -> String? in
                 let staging = layout.stagingFolder(id)
-                try Library.removeTree(staging)
+                try TreeRemover.remove(staging)
                 try POSIX.makeDirectory(staging)
                 do {
                     // Extraction needs no lock: the staging folder is this asset's alone.
@@ -386,14 +385,14 @@ extension Library {
                         }
                     }
                 } catch let error as ArchiveError {
-                    try? Library.removeTree(staging)
+                    try? TreeRemover.remove(staging)
                     throw NewsstandError(
                         error.kind == .unsafeEntry || error.kind == .unsupportedEntryType
                             ? .unsafeArchiveEntry : .unpackFailed,
                         "cannot unpack \(archived.url.absoluteString) into \(item.issueName.debugDescription): \(error)",
                         underlying: error)
                 } catch {
-                    try? Library.removeTree(staging)
+                    try? TreeRemover.remove(staging)
                     throw error
                 }
             }
@@ -454,9 +453,9 @@ extension Library {
     /// holds the lock (then it returns false and leaves everything).
     static func discardDownloadFiles(of id: String, layout: LibraryLayout) throws -> Bool {
         // No lock file means no process is downloading it (and perhaps no `.downloads` folder at all).
-        var held: AssetLock?
+        var held: FileLock?
         if POSIX.exists(layout.assetLock(id)) {
-            guard let lock = try AssetLock(tryPath: layout.assetLock(id)) else { return false }
+            guard let lock = try FileLock.try(path: layout.assetLock(id)) else { return false }
             held = lock
         }
         for path in [layout.partialFile(id), layout.completedFile(id), layout.resumeRecord(id), layout.assetLock(id)] {

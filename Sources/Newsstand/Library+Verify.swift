@@ -223,12 +223,12 @@ final class CatalogVerifier {
         }
         for folder in catalog.staleBucketFolders(current: digits) {
             note(.staleTemporaryFile, folder, "bucket folders of a split that was cut short") {
-                try Library.removeTree(folder)
+                try TreeRemover.remove(folder)
             }
         }
         if POSIX.exists(layout.catalogUpgrade) {
             note(.staleTemporaryFile, layout.catalogUpgrade, "an upgrade that never committed") {
-                try Library.removeTree(layout.catalogUpgrade)
+                try TreeRemover.remove(layout.catalogUpgrade)
             }
         }
     }

@@ -265,10 +265,10 @@ public actor Library {
             for id in ids {
                 // A download still running in another process keeps its files until it notices the removal.
                 _ = try Library.discardDownloadFiles(of: id, layout: layout)
-                try Library.removeTree(layout.stagingFolder(id))
+                try TreeRemover.remove(layout.stagingFolder(id))
             }
             try POSIX.unlinkIfPresent(layout.issueLock(issue.folderName))
-            try Library.removeTree(trashed)
+            try TreeRemover.remove(trashed)
         }
     }
 
@@ -315,14 +315,5 @@ public actor Library {
     static func newAssetID() -> String {
         let id = String(UInt64.random(in: 0...UInt64.max), radix: 16)
         return String(repeating: "0", count: 16 - id.count) + id
-    }
-
-    static func removeTree(_ path: String) throws {
-        guard POSIX.exists(path) else { return }
-        do {
-            try FileManager.default.removeItem(atPath: path)
-        } catch {
-            throw NewsstandError(.io, "cannot delete \(path): \(error.localizedDescription)", underlying: error)
-        }
     }
 }

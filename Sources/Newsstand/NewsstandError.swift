@@ -70,27 +70,30 @@ public struct NewsstandError: Error, Sendable, CustomStringConvertible {
     public var message: String
     /// The error that caused this one, if any.
     public var underlying: (any Error)?
+    /// The system's `errno` when a system call failed (`ENOSPC`, `EACCES`, …), else nil.
+    public var errno: Int32?
 
     /// Creates an error.
     /// - Parameters:
     ///   - code: The kind of failure.
     ///   - message: One line naming what was wrong and the issue, URL or file concerned.
     ///   - underlying: The cause, if any.
-    public init(_ code: Code, _ message: String, underlying: (any Error)? = nil) {
+    ///   - errno: The system's `errno`, when a system call failed.
+    public init(_ code: Code, _ message: String, underlying: (any Error)? = nil, errno: Int32? = nil) {
         self.code = code
         self.message = message
         self.underlying = underlying
+        self.errno = errno
     }
 
     public var description: String { message }
 }
 
 extension NewsstandError {
-    /// Wraps a POSIX `errno` from a file operation on `path`.
+    /// Wraps a POSIX `errno` from a file operation on `path`, keeping the value in ``errno``.
     static func posix(_ errnoValue: Int32, _ operation: String, path: String) -> NewsstandError {
-        let reason = String(cString: strerror(errnoValue))
         let code: Code = (errnoValue == ENOSPC || errnoValue == EFBIG || errnoValue == EDQUOT) ? .diskFull : .io
-        return NewsstandError(code, "\(operation) \(path): \(reason)")
+        return NewsstandError(code, "\(operation) \(path): \(POSIX.describe(errnoValue))", errno: errnoValue)
     }
 }
 

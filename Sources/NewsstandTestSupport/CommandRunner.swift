@@ -1,4 +1,5 @@
 import Foundation
+internal import Newsstand  // TreeRemover
 
 #if canImport(Glibc)
     import Glibc
@@ -139,7 +140,7 @@ public final class RunningCommand: @unchecked Sendable {
     public func result() -> CommandResult {
         let out = (try? String(contentsOf: folder.appendingPathComponent("stdout"), encoding: .utf8)) ?? ""
         let err = (try? String(contentsOf: folder.appendingPathComponent("stderr"), encoding: .utf8)) ?? ""
-        try? FileManager.default.removeItem(at: folder)
+        try? TreeRemover.remove(folder.path)  // cleanup: the output was read above
         return CommandResult(
             status: process.terminationStatus, stdout: out, stderr: err,
             signalled: process.terminationReason == .uncaughtSignal)

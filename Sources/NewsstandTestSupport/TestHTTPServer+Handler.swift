@@ -3,6 +3,7 @@ import NIOCore
 import NIOHTTP1
 import NIOPosix
 import Synchronization
+internal import Newsstand  // HTTPDate
 
 #if canImport(Glibc)
     import Glibc
@@ -166,7 +167,7 @@ final class TestHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
         headers.add(name: "Content-Type", value: representation.contentType)
         if !faults.ignoreRange { headers.add(name: "Accept-Ranges", value: "bytes") }
         if let etag { headers.add(name: "ETag", value: etag) }
-        if let lastModified { headers.add(name: "Last-Modified", value: HTTPSemantics.formatHTTPDate(lastModified)) }
+        if let lastModified { headers.add(name: "Last-Modified", value: HTTPDate.format(lastModified)) }
         if let disposition = faults.contentDisposition { headers.add(name: "Content-Disposition", value: disposition) }
 
         // Conditional GET (RFC 9110 §13.2.2): If-None-Match wins over If-Modified-Since.
@@ -174,7 +175,7 @@ final class TestHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
         if let ifNoneMatch = head.headers.first(name: "If-None-Match") {
             notModified = HTTPSemantics.noneMatchMatches(ifNoneMatch, etag: etag)
         } else if let since = head.headers.first(name: "If-Modified-Since"), let lastModified,
-            let sinceSeconds = HTTPSemantics.parseHTTPDate(since)
+            let sinceSeconds = HTTPDate.parse(since)
         {
             notModified = lastModified <= sinceSeconds
         } else {
@@ -389,7 +390,7 @@ final class TestHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
 
     private func baseHeaders(keepAlive: Bool, version: HTTPVersion) -> HTTPHeaders {
         var headers = HTTPHeaders()
-        headers.add(name: "Date", value: HTTPSemantics.formatHTTPDate(Int64(Date().timeIntervalSince1970)))
+        headers.add(name: "Date", value: HTTPDate.format(Int64(Date().timeIntervalSince1970)))
         headers.add(name: "Server", value: "NewsstandTestServer")
         if !keepAlive {
             headers.add(name: "Connection", value: "close")

@@ -69,6 +69,8 @@ public struct ArchiveError: Error, Sendable, CustomStringConvertible {
     public var libarchiveStatus: Int32?
     /// `archive_errno()` when libarchive reported the failure: a system `errno`, or one of libarchive's own codes.
     public var libarchiveErrno: Int32?
+    /// The system's `errno` when one of our own system calls failed (opening, listing, moving), else nil.
+    public var errno: Int32?
 
     /// Creates an error.
     ///
@@ -79,13 +81,15 @@ public struct ArchiveError: Error, Sendable, CustomStringConvertible {
     ///   - archivePath: The archive file concerned, if any.
     ///   - libarchiveStatus: The libarchive status code, if libarchive reported the failure.
     ///   - libarchiveErrno: `archive_errno()`, if libarchive reported the failure.
+    ///   - errno: The system's `errno`, if one of our own system calls failed.
     public init(
         kind: Kind,
         message: String,
         entryPath: String? = nil,
         archivePath: String? = nil,
         libarchiveStatus: Int32? = nil,
-        libarchiveErrno: Int32? = nil
+        libarchiveErrno: Int32? = nil,
+        errno: Int32? = nil
     ) {
         self.kind = kind
         self.message = message
@@ -93,6 +97,17 @@ public struct ArchiveError: Error, Sendable, CustomStringConvertible {
         self.archivePath = archivePath
         self.libarchiveStatus = libarchiveStatus
         self.libarchiveErrno = libarchiveErrno
+        self.errno = errno
+    }
+
+    /// An `.io` error for a failed system call: `message`, then the system's words for `code`, which is kept in
+    /// ``errno`` (the archive side of ``POSIX``'s one path from `errno` to an error).
+    static func system(
+        _ code: Int32, _ message: String, entryPath: String? = nil, archivePath: String? = nil
+    ) -> ArchiveError {
+        ArchiveError(
+            kind: .io, message: "\(message): \(POSIX.describe(code))", entryPath: entryPath,
+            archivePath: archivePath, errno: code)
     }
 
     /// One line, for example `unsafe archive entry '../../evil.txt' in '/tmp/a.zip': path has a '..' component`.

@@ -1,6 +1,4 @@
-// CLibArchive too: its headers include <sys/stat.h>, and with whole-module optimisation Swift attributes `struct stat`
-// to it (MemberImportVisibility then asks for the import).
-internal import CLibArchive
+internal import CSystemShims  // `struct stat` and its members (<sys/stat.h>)
 import Glibc
 
 /// Moves everything inside `staging` into `destination`, then removes `staging`.
@@ -95,25 +93,11 @@ enum StagingMerge {
 
     /// Deletes `name` in the directory `parent`, recursively if it is a directory, never following a symlink.
     static func removeTree(in parent: Int32, _ name: CName, path: String) throws(ArchiveError) {
-        guard let info = try status(parent, name, path: path) else {
-            return
-        }
-        guard isDirectory(info) else {
-            if unlinkat(parent, name, 0) != 0 && errno != ENOENT {
-                throw failure("cannot remove", errno: errno, path: path)
-            }
-            return
-        }
-        let directory = try openDirectory(parent, name, shownAs: path)
-        defer { close(directory) }
-        if info.st_mode & 0o700 != 0o700 {
-            _ = fchmod(directory, (info.st_mode & 0o7777) | 0o700)  // so its entries can be listed and removed
-        }
-        for child in try names(in: directory, relativePath: path) {
-            try removeTree(in: directory, child, path: join(path, child))
-        }
-        if unlinkat(parent, name, AT_REMOVEDIR) != 0 && errno != ENOENT {
-            throw failure("cannot remove the folder", errno: errno, path: path)
+        do {
+            try TreeRemover.remove(name, in: parent, shownAs: path)
+        } catch {
+            let more = error.others > 0 ? " (and \(error.others) more)" : ""
+            throw failure(error.operation + more, errno: error.errno, path: error.path)
         }
     }
 
@@ -191,10 +175,6 @@ enum StagingMerge {
     }
 
     private static func failure(_ message: String, errno code: Int32, path: String?) -> ArchiveError {
-        ArchiveError(
-            kind: .io,
-            message: "\(message): \(ArchiveExtractor.errnoText(code))",
-            entryPath: path
-        )
+        ArchiveError.system(code, message, entryPath: path)
     }
 }

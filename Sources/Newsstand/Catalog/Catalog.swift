@@ -1,5 +1,3 @@
-// `struct stat` reaches Swift through libarchive's headers, so its members need this import too.
-internal import CLibArchive
 import Crypto
 import Foundation
 internal import CSystemShims
@@ -95,7 +93,7 @@ final class Catalog: Sendable {
                 try withLock {
                     guard case .current(let digits) = try readMarker() else { return }
                     try POSIX.unlinkIfPresent(layout.manifestBackup)
-                    for folder in staleBucketFolders(current: digits) { try Library.removeTree(folder) }
+                    for folder in staleBucketFolders(current: digits) { try TreeRemover.remove(folder) }
                 }
             }
         case .missing:
@@ -390,7 +388,7 @@ final class Catalog: Sendable {
         let next = digits + 1
         let old = layout.records(digits: digits)
         let new = layout.records(digits: next)
-        try Library.removeTree(new)
+        try TreeRemover.remove(new)
         try POSIX.makeDirectory(new)
         let names = ((try? FileManager.default.contentsOfDirectory(atPath: old)) ?? []).sorted()
         for name in names where name.hasSuffix(".jsonl") && !name.hasPrefix(".") {
@@ -406,7 +404,7 @@ final class Catalog: Sendable {
         CrashPoint.reached("split-built")
         try writeMarker(digits: next)
         CrashPoint.reached("split-committed")
-        try Library.removeTree(old)
+        try TreeRemover.remove(old)
     }
 
     /// Points the symlink at `path` to `key`. A symlink's target is written with its name in one

@@ -20,7 +20,7 @@ struct CatalogUpgrade {
         CrashPoint.reached("upgrade-backup")
 
         let base = layout.catalogUpgrade
-        try Library.removeTree(base)
+        try TreeRemover.remove(base)
         let digits = Catalog.digits(forCount: issues.count)
         try catalog.makeEmptyCatalog(at: base, digits: digits)
         var keys: [String: String] = [:]  // asset id → issue key
@@ -50,7 +50,7 @@ struct CatalogUpgrade {
         CrashPoint.reached("upgrade-built")
 
         // A catalog left by an earlier upgrade that never committed (library.json still said version 1).
-        try Library.removeTree(layout.catalog)
+        try TreeRemover.remove(layout.catalog)
         try POSIX.rename(base, layout.catalog)
         if catalog.durable { try POSIX.fsyncDirectory(layout.root) }
         CrashPoint.reached("upgrade-moved")

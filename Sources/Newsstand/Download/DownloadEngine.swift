@@ -1,11 +1,11 @@
 import AsyncHTTPClient
 import Foundation
 import Logging
-import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
 import NIOPosix
 import NIOSSL
+import Synchronization
 
 /// Fetches one asset into its partial file, resuming, retrying and verifying: the HTTP half of a download.
 /// One engine (and one `HTTPClient` per proxy setting) serves every download of a library.
@@ -50,9 +50,9 @@ final class DownloadEngine: Sendable {
     private let logger: Logger
     private let environment: [String: String]
     private let proxies: ProxySettings
-    private let ownedClients: NIOLockedValueBox<[Route: HTTPClient]>
+    private let ownedClients: Mutex<[Route: HTTPClient]>
     /// The TLS configuration with the extra trust roots, read once, on the first client made.
-    private let tls: NIOLockedValueBox<TLSConfiguration?>
+    private let tls: Mutex<TLSConfiguration?>
     private let injected: HTTPClient?
 
     init(
@@ -64,12 +64,12 @@ final class DownloadEngine: Sendable {
         self.environment = environment
         self.proxies = ProxySettings.fromEnvironment(environment)
         self.injected = configuration.httpClient
-        self.ownedClients = NIOLockedValueBox([:])
-        self.tls = NIOLockedValueBox(nil)
+        self.ownedClients = Mutex([:])
+        self.tls = Mutex(nil)
     }
 
     func shutdown() async throws {
-        let clients = ownedClients.withLockedValue { clients in
+        let clients = ownedClients.withLock { clients in
             defer { clients = [:] }
             return Array(clients.values)
         }
@@ -95,9 +95,9 @@ final class DownloadEngine: Sendable {
     /// The client for `route`: the injected one, or an owned one per route.
     private func client(for route: Route) async throws -> HTTPClient {
         if let injected { return injected }
-        if let client = ownedClients.withLockedValue({ $0[route] }) { return client }
+        if let client = ownedClients.withLock({ $0[route] }) { return client }
         let tls = try await tlsConfiguration()
-        return ownedClients.withLockedValue { clients in
+        return ownedClients.withLock { clients in
             if let client = clients[route] { return client }
             var config = HTTPClient.Configuration(
                 tlsConfiguration: tls,
@@ -136,12 +136,12 @@ final class DownloadEngine: Sendable {
     }
 
     private func tlsConfiguration() async throws -> TLSConfiguration {
-        if let tls = tls.withLockedValue({ $0 }) { return tls }
+        if let tls = tls.withLock({ $0 }) { return tls }
         let files = configuration.trustedCertificateFiles
         let environment = self.environment
         let extra = try await runBlocking { try TrustRoots.load(files: files, environment: environment) }
         let loaded = TrustRoots.configuration(adding: extra)
-        tls.withLockedValue { $0 = loaded }
+        tls.withLock { $0 = loaded }
         return loaded
     }
 
@@ -201,18 +201,16 @@ final class DownloadEngine: Sendable {
                 headers.add(name: "Range", value: "bytes=\(offset)-")
                 headers.add(name: "If-Range", value: value)
             }
-            let throttle = ProgressThrottle(start: started, baseline: startSize)
-            // Where this response's body starts: the offset asked for, or 0 when the server sent it all.
-            let base = NIOLockedValueBox(offset)
+            let throttle = ProgressThrottle(start: started, baseline: startSize, bodyStart: offset)
             func makeDelegate() -> ResponseDelegate {
                 ResponseDelegate(
                     sink: sink, requestedOffset: offset, sentValidator: validator, url: job.url,
                     onStart: { from, expected in
-                        base.withLockedValue { $0 = from }
+                        throttle.bodyStart.withLock { $0 = from }
                         progress(.started(resumingFrom: from, expected: expected))
                     },
                     onProgress: { received, expected in
-                        let total = base.withLockedValue { $0 } + received
+                        let total = throttle.bodyStart.withLock { $0 } + received
                         if let rate = throttle.shouldReport(total: total) {
                             progress(.bytes(received: total, expected: expected, bytesPerSecond: rate))
                         }
@@ -492,7 +490,7 @@ final class DownloadEngine: Sendable {
         if let error = error as? HTTPClientError, error == .remoteConnectionClosed {
             return "the connection was closed before the whole body arrived"
         }
-        if let error = error as? IOError { return String(cString: strerror(error.errnoCode)).lowercased() }
+        if let error = error as? IOError { return POSIX.describe(error.errnoCode).lowercased() }
         if let error = error as? NIOConnectionError {
             let reason = Set(error.connectionErrors.map { describe($0.error) }).sorted().joined(separator: ", ")
             return "cannot connect to \(error.host):\(error.port)" + (reason.isEmpty ? "" : " (\(reason))")
@@ -506,16 +504,20 @@ final class DownloadEngine: Sendable {
 private final class ProgressThrottle: Sendable {
     private let start: ContinuousClock.Instant
     private let baseline: Int64
-    private let last = NIOLockedValueBox<ContinuousClock.Instant?>(nil)
+    private let last = Mutex<ContinuousClock.Instant?>(nil)
+    /// Where this response's body starts: the offset asked for, or 0 when the server sent it all. Kept here
+    /// because the two progress callbacks share it, and a `Mutex` (not copyable) cannot be captured by them.
+    let bodyStart: Mutex<Int64>
 
-    init(start: ContinuousClock.Instant, baseline: Int64) {
+    init(start: ContinuousClock.Instant, baseline: Int64, bodyStart: Int64) {
         self.start = start
         self.baseline = baseline
+        self.bodyStart = Mutex(bodyStart)
     }
 
     func shouldReport(total: Int64) -> Double? {
         let now = ContinuousClock.now
-        let due = last.withLockedValue { last -> Bool in
+        let due = last.withLock { last -> Bool in
             if let previous = last, now - previous < .milliseconds(200) { return false }
             last = now
             return true

@@ -1,11 +1,9 @@
-// `struct stat` reaches Swift through libarchive's headers, so its members need this import too.
-internal import CLibArchive
 internal import CSystemShims
 import Crypto
 import Dispatch
 import Foundation
-import NIOConcurrencyHelpers
 import NIOCore
+import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -35,7 +33,7 @@ final class FileSink: Sendable {
         var size: Int64 = 0
         var writebackStart: Int64 = 0
     }
-    private let state: NIOLockedValueBox<State>
+    private let state: Mutex<State>
     private let digest: LockedDigest
 
     /// Opens (creating) the partial file. When `hashing`, the bytes already in it are hashed first, so the
@@ -57,7 +55,7 @@ final class FileSink: Sendable {
             _ = close(fd)
             throw error
         }
-        state = NIOLockedValueBox(initial)
+        state = Mutex(initial)
         digest = LockedDigest(hasher)
     }
 
@@ -66,14 +64,14 @@ final class FileSink: Sendable {
     }
 
     /// The file size the writer has reached (after every queued write has landed, once `drain` returned).
-    var size: Int64 { state.withLockedValue { $0.size } }
+    var size: Int64 { state.withLock { $0.size } }
 
     /// Empties the file and saves `record` before any byte of the new body is written. Runs in order
     /// with the writes.
     func restart(record: ResumeRecord) {
-        enqueue(bytes: 0) { state in
+        enqueue(bytes: 0) {
             try POSIX.call("cannot truncate", path: self.path) { ftruncate(self.fd, 0) }
-            state.withLockedValue {
+            self.state.withLock {
                 $0.size = 0
                 $0.writebackStart = 0
             }
@@ -85,7 +83,7 @@ final class FileSink: Sendable {
     /// Empties the file now (before an attempt that starts from zero). Blocking.
     func truncateNow() throws {
         try POSIX.call("cannot truncate", path: path) { ftruncate(fd, 0) }
-        state.withLockedValue {
+        state.withLock {
             $0.size = 0
             $0.writebackStart = 0
         }
@@ -95,7 +93,7 @@ final class FileSink: Sendable {
     /// Appends `buffer`. The future completes at once unless too much waits for the disk.
     func write(_ buffer: ByteBuffer, eventLoop: any EventLoop) -> EventLoopFuture<Void> {
         let count = buffer.readableBytes
-        let outcome: EventLoopFuture<Void>? = state.withLockedValue { state in
+        let outcome: EventLoopFuture<Void>? = state.withLock { state in
             if let failure = state.failure { return eventLoop.makeFailedFuture(failure) }
             if state.queuedBytes + count > FileSink.highWater {
                 let promise = eventLoop.makePromise(of: Void.self)
@@ -104,9 +102,9 @@ final class FileSink: Sendable {
             }
             return nil
         }
-        enqueue(bytes: count) { state in
+        enqueue(bytes: count) {
             try buffer.withUnsafeReadableBytes { bytes in
-                let offset = state.withLockedValue { $0.size }
+                let offset = self.state.withLock { $0.size }
                 var written = 0
                 while written < bytes.count {
                     let n = try POSIX.call("cannot write", path: self.path) {
@@ -117,7 +115,7 @@ final class FileSink: Sendable {
                     written += n
                 }
                 self.digest.update(bytes)
-                let kick: (Int64, Int64)? = state.withLockedValue { state in
+                let kick: (Int64, Int64)? = self.state.withLock { state in
                     state.size += Int64(bytes.count)
                     guard state.size - state.writebackStart >= FileSink.writebackStep else { return nil }
                     defer { state.writebackStart = state.size }
@@ -134,37 +132,37 @@ final class FileSink: Sendable {
     func drain() async throws -> (size: Int64, sha256: String?) {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
             queue.async {
-                if let failure = self.state.withLockedValue({ $0.failure }) {
+                if let failure = self.state.withLock({ $0.failure }) {
                     continuation.resume(throwing: failure)
                 } else {
                     continuation.resume()
                 }
             }
         }
-        return (state.withLockedValue { $0.size }, digest.hex())
+        return (state.withLock { $0.size }, digest.hex())
     }
 
-    private func enqueue(bytes: Int, _ operation: @escaping @Sendable (NIOLockedValueBox<State>) throws -> Void) {
-        state.withLockedValue { $0.queuedBytes += bytes }
+    private func enqueue(bytes: Int, _ operation: @escaping @Sendable () throws -> Void) {
+        state.withLock { $0.queuedBytes += bytes }
         queue.async {
-            let failed = self.state.withLockedValue { $0.failure != nil }
+            let failed = self.state.withLock { $0.failure != nil }
             if !failed {
                 do {
-                    try operation(self.state)
+                    try operation()
                 } catch {
                     let wrapped =
                         error as? NewsstandError
                         ?? NewsstandError(.io, "cannot write \(self.path): \(error)", underlying: error)
-                    self.state.withLockedValue { $0.failure = wrapped }
+                    self.state.withLock { $0.failure = wrapped }
                 }
             }
-            let ready: [EventLoopPromise<Void>] = self.state.withLockedValue { state in
+            let ready: [EventLoopPromise<Void>] = self.state.withLock { state in
                 state.queuedBytes -= bytes
                 guard state.queuedBytes <= FileSink.lowWater || state.failure != nil else { return [] }
                 defer { state.waiters = [] }
                 return state.waiters
             }
-            let failure = self.state.withLockedValue { $0.failure }
+            let failure = self.state.withLock { $0.failure }
             for promise in ready {
                 if let failure { promise.fail(failure) } else { promise.succeed() }
             }
@@ -192,20 +190,25 @@ final class FileSink: Sendable {
     }
 }
 
-/// The running SHA-256 of a partial file. swift-crypto's `SHA256` is not `Sendable` on Linux, so the
-/// value lives behind `lock` and every access holds it (in practice only the sink's serial queue and
-/// the awaiting `drain` touch it, never at once).
-private final class LockedDigest: @unchecked Sendable {
-    private let lock = NIOLock()
-    private var hasher: SHA256?
+/// The running SHA-256 of a partial file. swift-crypto's `SHA256` is not `Sendable` on Linux; a `Mutex`
+/// is `Sendable` whatever it holds, because every access holds the lock (in practice only the sink's serial
+/// queue and the awaiting `drain` touch it, never at once).
+private final class LockedDigest: Sendable {
+    private let hasher: Mutex<SHA256?>
 
-    init(_ hasher: SHA256?) { self.hasher = hasher }
+    init(_ hasher: consuming sending SHA256?) { self.hasher = Mutex(hasher) }
 
-    func reset(_ enabled: Bool) { lock.withLock { hasher = enabled ? SHA256() : nil } }
+    func reset(_ enabled: Bool) { hasher.withLock { $0 = enabled ? SHA256() : nil } }
 
-    func update(_ bytes: UnsafeRawBufferPointer) { lock.withLock { hasher?.update(bufferPointer: bytes) } }
+    func update(_ bytes: UnsafeRawBufferPointer) {
+        guard let base = bytes.baseAddress else { return }
+        // Handed in as a `Data` that borrows the bytes (no copy): a raw pointer is not `Sendable`, so region
+        // checking would not let it reach the value inside the `Mutex`. The hasher keeps no reference to it.
+        let view = Data(bytesNoCopy: UnsafeMutableRawPointer(mutating: base), count: bytes.count, deallocator: .none)
+        hasher.withLock { $0?.update(data: view) }
+    }
 
     func hex() -> String? {
-        lock.withLock { hasher.map { $0.finalize().map { String(format: "%02x", $0) }.joined() } }
+        hasher.withLock { $0.map { $0.finalize().map { String(format: "%02x", $0) }.joined() } }
     }
 }

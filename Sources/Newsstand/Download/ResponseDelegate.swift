@@ -1,8 +1,8 @@
 import AsyncHTTPClient
 import Foundation
-import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
+import Synchronization
 
 /// What one HTTP attempt ended with.
 enum AttemptOutcome: Sendable {
@@ -43,7 +43,7 @@ final class ResponseDelegate: HTTPClientResponseDelegate, Sendable {
         var expectedTotal: Int64?
         var received: Int64 = 0
     }
-    private let state = NIOLockedValueBox(State())
+    private let state = Mutex(State())
 
     /// - Parameters:
     ///   - onStart: Called once the response head is accepted, with the offset the body starts at and the
@@ -63,7 +63,7 @@ final class ResponseDelegate: HTTPClientResponseDelegate, Sendable {
     }
 
     /// Bytes of body this attempt handed to the sink.
-    var receivedBytes: Int64 { state.withLockedValue { $0.received } }
+    var receivedBytes: Int64 { state.withLock { $0.received } }
 
     func didReceiveHead(task: HTTPClient.Task<AttemptOutcome>, _ head: HTTPResponseHead) -> EventLoopFuture<Void> {
         let eventLoop = task.eventLoop
@@ -73,7 +73,7 @@ final class ResponseDelegate: HTTPClientResponseDelegate, Sendable {
             // A full body: the server ignored Range, or the validator changed. Start over, never append.
             let length = headers.first(name: "content-length").flatMap { Int64($0) }
             sink.restart(record: record(from: headers, expected: length))
-            state.withLockedValue {
+            state.withLock {
                 $0.writing = true
                 $0.expectedTotal = length
                 $0.outcome = .body(expectedTotal: length)
@@ -96,7 +96,7 @@ final class ResponseDelegate: HTTPClientResponseDelegate, Sendable {
                 // A 206 from the first byte (to a request without Range): resumable only with its record.
                 sink.restart(record: record(from: headers, expected: range.total))
             }
-            state.withLockedValue {
+            state.withLock {
                 $0.writing = true
                 $0.expectedTotal = range.total
                 $0.outcome = .body(expectedTotal: range.total)
@@ -104,10 +104,10 @@ final class ResponseDelegate: HTTPClientResponseDelegate, Sendable {
             onStart(start, range.total)
         case let code where [301, 302, 303, 307, 308].contains(code) && headers.contains(name: "location"):
             let location = headers.first(name: "location") ?? ""
-            state.withLockedValue { $0.outcome = .redirect(location: location) }
+            state.withLock { $0.outcome = .redirect(location: location) }
         case 416:
             let total = ContentRange(headers.first(name: "content-range") ?? "")?.total
-            state.withLockedValue { $0.outcome = .rangeNotSatisfiable(total: total) }
+            state.withLock { $0.outcome = .rangeNotSatisfiable(total: total) }
         default:
             let retryAfter = headers.first(name: "retry-after").flatMap(RetryAfter.parse)
             return eventLoop.makeFailedFuture(HTTPStatusFailure(status: Int(head.status.code), retryAfter: retryAfter))
@@ -116,7 +116,7 @@ final class ResponseDelegate: HTTPClientResponseDelegate, Sendable {
     }
 
     func didReceiveBodyPart(task: HTTPClient.Task<AttemptOutcome>, _ buffer: ByteBuffer) -> EventLoopFuture<Void> {
-        let (writing, received, expected) = state.withLockedValue { state -> (Bool, Int64, Int64?) in
+        let (writing, received, expected) = state.withLock { state -> (Bool, Int64, Int64?) in
             guard state.writing else { return (false, 0, nil) }
             state.received += Int64(buffer.readableBytes)
             return (true, state.received, state.expectedTotal)
@@ -129,7 +129,7 @@ final class ResponseDelegate: HTTPClientResponseDelegate, Sendable {
     func didReceiveError(task: HTTPClient.Task<AttemptOutcome>, _ error: any Error) {}
 
     func didFinishRequest(task: HTTPClient.Task<AttemptOutcome>) throws -> AttemptOutcome {
-        guard let outcome = state.withLockedValue({ $0.outcome }) else {
+        guard let outcome = state.withLock({ $0.outcome }) else {
             throw RangeMismatch(reason: "the response ended before its head")
         }
         return outcome

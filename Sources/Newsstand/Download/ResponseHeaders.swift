@@ -1,7 +1,7 @@
 import Foundation
 
 // Parsers for response header values, kept apart from the NIO delegate that calls them so that they
-// build alone (the libFuzzer targets in Fuzz/ compile this file without AsyncHTTPClient).
+// build alone (the libFuzzer targets in Fuzz/ compile this file, with HTTPDate.swift, without AsyncHTTPClient).
 
 /// `Retry-After` (RFC 9110 §10.2.3).
 enum RetryAfter {
@@ -9,14 +9,8 @@ enum RetryAfter {
     static func parse(_ value: String) -> Duration? {
         let trimmed = value.trimmingCharacters(in: .whitespaces)
         if let seconds = Int(trimmed), seconds >= 0 { return .seconds(seconds) }
-        // An HTTP-date is printable ASCII. corelibs-foundation's DateFormatter traps on some other text
-        // (a letter with a combining mark, "M\u{5B5}"), so nothing else reaches it.
-        guard trimmed.utf8.allSatisfy({ (0x20..<0x7F).contains($0) }) else { return nil }
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "GMT")
-        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
-        guard let date = formatter.date(from: trimmed), date.timeIntervalSinceNow.isFinite else { return nil }
+        guard let seconds = HTTPDate.parse(trimmed) else { return nil }
+        let date = Date(timeIntervalSince1970: TimeInterval(seconds))
         // Clamped so that the conversion to Int cannot trap on any date; the retry policy caps far lower anyway.
         return .milliseconds(Int(min(max(date.timeIntervalSinceNow, 0), 1e9) * 1000))
     }

@@ -1,5 +1,4 @@
-// `struct stat` reaches Swift through libarchive's headers, so its members need this import too.
-internal import CLibArchive
+internal import CSystemShims  // `struct stat` and its members (<sys/stat.h>)
 import Foundation
 
 #if canImport(Glibc)

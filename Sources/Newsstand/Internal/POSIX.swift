@@ -1,5 +1,4 @@
-// `struct stat` reaches Swift through libarchive's headers, so its members need this import too.
-internal import CLibArchive
+internal import CSystemShims  // `struct stat` and its members (<sys/stat.h>)
 
 #if canImport(Glibc)
     import Glibc
@@ -11,6 +10,10 @@ internal import CLibArchive
 
 /// Thin wrappers that turn C return codes into `NewsstandError`s naming the path, retrying `EINTR`
 /// (the swift-system `valueOrErrno` pattern).
+///
+/// The one path from `errno` to an error: ``call(_:path:_:)`` (or, where a call has no `-1` convention,
+/// ``NewsstandError/posix(_:_:path:)`` directly) keeps the value in ``NewsstandError/errno``, and
+/// ``describe(_:)`` is the one place its words come from (archive code uses it through ``ArchiveError/system``).
 enum POSIX {
     /// Calls `body` until it stops failing with `EINTR`; a `-1` result throws, naming `operation` and `path`.
     @discardableResult
@@ -24,6 +27,26 @@ enum POSIX {
         }
     }
 
+    /// Like ``call(_:path:_:)``, but a failure with `expected` returns nil instead of throwing (`ENOENT` for
+    /// "if it exists", `EWOULDBLOCK` for a lock held elsewhere).
+    static func call<T: FixedWidthInteger>(
+        _ operation: String, path: String, unlessFailingWith expected: Int32, _ body: () -> T
+    ) throws -> T? {
+        while true {
+            let result = body()
+            if result != -1 { return result }
+            let code = errno
+            if code == EINTR { continue }
+            if code == expected { return nil }
+            throw NewsstandError.posix(code, operation, path: path)
+        }
+    }
+
+    /// What an `errno` value means, in the C library's words (`strerror`), such as "No space left on device".
+    static func describe(_ code: Int32) -> String {
+        strerror(code).map { String(cString: $0) } ?? "errno \(code)"
+    }
+
     /// Opens `path`. The corresponding C function is `open`.
     static func open(_ path: String, _ flags: Int32, mode: mode_t = 0o644) throws -> Int32 {
         try call("cannot open", path: path) { Glibc.open(path, flags | O_CLOEXEC, mode) }
@@ -31,14 +54,7 @@ enum POSIX {
 
     /// Opens `path`, or returns nil when it does not exist. The corresponding C function is `open`.
     static func openIfExists(_ path: String, _ flags: Int32) throws -> Int32? {
-        while true {
-            let fd = Glibc.open(path, flags | O_CLOEXEC, 0)
-            if fd >= 0 { return fd }
-            let code = errno
-            if code == EINTR { continue }
-            if code == ENOENT { return nil }
-            throw NewsstandError.posix(code, "cannot open", path: path)
-        }
+        try call("cannot open", path: path, unlessFailingWith: ENOENT) { Glibc.open(path, flags | O_CLOEXEC, 0) }
     }
 
     /// Writes every byte of `buffer` at the current offset. The corresponding C function is `write`.
@@ -99,7 +115,6 @@ enum POSIX {
 
     /// Removes a file; a missing file is fine.
     static func unlinkIfPresent(_ path: String) throws {
-        if Glibc.unlink(path) == 0 || errno == ENOENT { return }
-        throw NewsstandError.posix(errno, "cannot delete", path: path)
+        _ = try call("cannot delete", path: path, unlessFailingWith: ENOENT) { Glibc.unlink(path) }
     }
 }

@@ -1,0 +1,157 @@
+import Foundation
+import Glibc
+import NewsstandTestSupport
+import Testing
+
+@testable import Newsstand
+
+/// The file-system primitives under `Internal/`: the one errno-to-error path, the file lock, the tree
+/// remover, and the blocking pool they run on.
+@Suite struct FileSystemTests {
+    @Test func failedCallKeepsErrnoAndNamesThePath() async throws {
+        try await withTemporaryDirectory { folder in
+            let missing = folder.path + "/missing/file"
+            let error = try #require(throws: NewsstandError.self) { try POSIX.open(missing, O_RDONLY) }
+            #expect(error.errno == ENOENT)
+            #expect(error.code == .io)
+            #expect(error.message == "cannot open \(missing): \(POSIX.describe(ENOENT))")
+            #expect(try POSIX.openIfExists(missing, O_RDONLY) == nil)
+        }
+    }
+
+    @Test func spaceErrorsAreDiskFull() {
+        for code in [ENOSPC, EFBIG, EDQUOT] {
+            let error = NewsstandError.posix(code, "cannot write", path: "/x")
+            #expect(error.code == .diskFull)
+            #expect(error.errno == code)
+        }
+    }
+
+    @Test func archiveSystemErrorsKeepErrno() {
+        let error = ArchiveError.system(EACCES, "cannot open the folder", entryPath: "a/b")
+        #expect(error.kind == .io)
+        #expect(error.errno == EACCES)
+        #expect(error.message == "cannot open the folder: \(POSIX.describe(EACCES))")
+    }
+
+    @Test func fileLockTryReturnsNilWhileHeldAndTheLockAfterwards() async throws {
+        try await withTemporaryDirectory { folder in
+            let path = folder.path + "/lock"
+            var held: FileLock? = try FileLock(path: path)
+            // flock locks belong to an open file description, so a second descriptor in this process is refused.
+            #expect(try FileLock.try(path: path) == nil)
+            withExtendedLifetime(held) {}
+            held = nil
+            let again = try #require(try FileLock.try(path: path))
+            #expect(try FileLock.try(path: path) == nil)
+            withExtendedLifetime(again) {}
+        }
+    }
+
+    @Test func fileLockNamesAPathItCannotOpen() async throws {
+        try await withTemporaryDirectory { folder in
+            let path = folder.path + "/missing/lock"
+            let error = try #require(throws: NewsstandError.self) { try FileLock.try(path: path) }
+            #expect(error.errno == ENOENT)
+            #expect(error.message.contains(path))
+        }
+    }
+
+    // MARK: - TreeRemover
+
+    @Test func symlinkToAFolderOutsideIsRemovedAsALink() async throws {
+        try await withTemporaryDirectory { folder in
+            let outside = folder.path + "/outside"
+            try FileManager.default.createDirectory(atPath: outside + "/keep", withIntermediateDirectories: true)
+            #expect(FileManager.default.createFile(atPath: outside + "/keep/file", contents: Data("x".utf8)))
+            let tree = folder.path + "/tree"
+            try FileManager.default.createDirectory(atPath: tree + "/sub", withIntermediateDirectories: true)
+            try FileManager.default.createSymbolicLink(atPath: tree + "/sub/link", withDestinationPath: outside)
+            try FileManager.default.createSymbolicLink(atPath: folder.path + "/rootLink", withDestinationPath: outside)
+
+            try TreeRemover.remove(tree)
+            try TreeRemover.remove(folder.path + "/rootLink")
+
+            #expect(!POSIX.exists(tree))
+            #expect(!POSIX.exists(folder.path + "/rootLink"))
+            #expect(POSIX.fileSize(outside + "/keep/file") == 1)
+        }
+    }
+
+    @Test func missingPathIsFineAndAFileIsRemoved() async throws {
+        try await withTemporaryDirectory { folder in
+            try TreeRemover.remove(folder.path + "/missing")
+            let file = folder.path + "/file"
+            #expect(FileManager.default.createFile(atPath: file, contents: Data("x".utf8)))
+            try TreeRemover.remove(file)
+            #expect(!POSIX.exists(file))
+        }
+    }
+
+    @Test func foldersWithoutOwnerAccessAreRemoved() async throws {
+        try await withTemporaryDirectory { folder in
+            let tree = folder.path + "/tree"
+            try FileManager.default.createDirectory(atPath: tree + "/locked/inner", withIntermediateDirectories: true)
+            #expect(FileManager.default.createFile(atPath: tree + "/locked/inner/file", contents: Data()))
+            #expect(chmod(tree + "/locked/inner", 0o500) == 0)
+            #expect(chmod(tree + "/locked", 0o000) == 0)
+            try TreeRemover.remove(tree)
+            #expect(!POSIX.exists(tree))
+        }
+    }
+
+    /// 7,000 nested folders: recursion of that depth would risk the stack, and one open folder per level would
+    /// exceed the usual limit of 1,024 descriptors.
+    @Test func aSevenThousandDeepChainIsRemoved() async throws {
+        try await withTemporaryDirectory { folder in
+            let root = folder.path + "/deep"
+            try makeChain(root, depth: 7_000, name: "d")
+            try TreeRemover.remove(root)
+            #expect(!POSIX.exists(root))
+        }
+    }
+
+    @Test func pathsLongerThanPathMaxAreRemoved() async throws {
+        try await withTemporaryDirectory { folder in
+            let root = folder.path + "/long"
+            let name = String(repeating: "n", count: 200)
+            // 30 levels of 201 bytes: the deepest file's path is over 6,000 bytes, past PATH_MAX (4,096).
+            try makeChain(root, depth: 30, name: name)
+            try TreeRemover.remove(root)
+            #expect(!POSIX.exists(root))
+        }
+    }
+
+    /// Creates `root` and a chain of `depth` folders named `name` below it, each holding a file, through
+    /// descriptors (the full paths may exceed PATH_MAX).
+    private func makeChain(_ root: String, depth: Int, name: String) throws {
+        try POSIX.makeDirectory(root)
+        var current = try POSIX.open(root, O_RDONLY | O_DIRECTORY)
+        defer { close(current) }
+        // Plain checks, not #require: thousands of expectations would dominate the test's time.
+        for level in 0..<depth {
+            let file = openat(current, "file", O_WRONLY | O_CREAT | O_CLOEXEC, 0o644)
+            guard mkdirat(current, name, 0o755) == 0, file >= 0 else {
+                throw NewsstandError.posix(errno, "cannot build the chain at level \(level) in", path: root)
+            }
+            close(file)
+            let next = try POSIX.call("cannot open level \(level) in", path: root) {
+                openat(current, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+            }
+            close(current)
+            current = next
+        }
+    }
+
+    // MARK: - runBlocking
+
+    /// Clean-up after Ctrl-C runs through `runBlocking` in a cancelled task; `runIfActive` alone would skip it.
+    @Test func blockingWorkRunsInACancelledTask() async throws {
+        let task = Task { () async throws -> Int in
+            withUnsafeCurrentTask { $0?.cancel() }
+            #expect(Task.isCancelled)
+            return try await runBlocking { 42 }
+        }
+        #expect(try await task.value == 42)
+    }
+}
