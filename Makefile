@@ -114,13 +114,18 @@ clean:
 FUZZ_SECONDS ?= 600
 FUZZ_NICE    ?= nice -n 19
 FUZZ_DIR     := .build-fuzz
-FUZZ_TARGETS := JSONReader ContentRange RetryAfter ContentDisposition ArchivePath
+FUZZ_TARGETS := JSONReader CatalogRecord ContentRange RetryAfter ContentDisposition ArchivePath
 FUZZ_SWIFTC  := $(FUZZ_NICE) swiftc -swift-version 6 -package-name issues -parse-as-library -sanitize=fuzzer,address -O -g \
                 -use-ld=lld -warnings-as-errors -enable-upcoming-feature ExistentialAny \
                 -I Sources/CLibArchive -I Sources/CSystemShims
 
 N := Sources/Newsstand
 FUZZ_SRC_JSONReader         := $(N)/Catalog/JSON.swift
+FUZZ_SRC_CatalogRecord      := $(N)/Catalog/JSON.swift $(N)/Catalog/IssueRecord.swift $(N)/Catalog/CatalogIndex.swift \
+                               $(N)/Catalog/CatalogBucket.swift $(N)/Issue.swift $(N)/AssetDownload.swift \
+                               $(N)/IssueDate.swift $(N)/IssueSummary.swift $(N)/AssetRequest.swift \
+                               $(N)/NewsstandError.swift $(N)/Internal/SafePathComponent.swift \
+                               $(N)/Internal/LibraryLayout.swift $(N)/Internal/AtomicFile.swift $(N)/Internal/POSIX.swift
 FUZZ_SRC_ContentRange       := $(N)/Download/ResponseHeaders.swift $(N)/Download/HTTPDate.swift
 FUZZ_SRC_RetryAfter         := $(N)/Download/ResponseHeaders.swift $(N)/Download/HTTPDate.swift $(N)/RetryPolicy.swift
 FUZZ_SRC_ContentDisposition := $(N)/Download/FileNaming.swift $(N)/Internal/SafePathComponent.swift \
@@ -130,6 +135,7 @@ FUZZ_SRC_ArchivePath        := $(N)/Archive/EntryPathPolicy.swift
 
 # Longest input tried: a few catalog records; a header line; a path up to PATH_MAX plus a link target.
 FUZZ_MAXLEN_JSONReader         := 16384
+FUZZ_MAXLEN_CatalogRecord      := 16384
 FUZZ_MAXLEN_ContentRange       := 256
 FUZZ_MAXLEN_RetryAfter         := 256
 FUZZ_MAXLEN_ContentDisposition := 1024

@@ -71,7 +71,7 @@ struct CatalogBucket {
         try reader.expect(UInt8(ascii: "{"))
         guard try reader.nextKey(first: true) == "key" else { throw reader.error("the line does not start with its key") }
         let key = try reader.readString()
-        guard Catalog.isKey(key) else { throw reader.error("\(key.debugDescription) is not a key") }
+        guard CatalogIndex.Key(key) != nil else { throw reader.error("\(key.debugDescription) is not a key") }
         let kind: Kind
         switch try reader.nextKey(first: false) {
         case "issue"?: kind = .issue
@@ -80,7 +80,7 @@ struct CatalogBucket {
         }
         let valueStart = reader.i
         if kind == .claim {
-            guard Catalog.isKey(try reader.readString()) else { throw reader.error("a claim names no issue key") }
+            guard CatalogIndex.Key(try reader.readString()) != nil else { throw reader.error("a claim names no issue key") }
         } else {
             try reader.skipValue()
         }
@@ -106,7 +106,7 @@ struct CatalogBucket {
         guard let line = lines.first(where: { $0.kind == .claim && $0.key == key }) else { return nil }
         // Checked when the line was read: a quoted 32-digit key.
         let owner = String(decoding: line.bytes[(line.valueStart + 1)..<(line.valueStart + 33)], as: UTF8.self)
-        return Catalog.isKey(owner) ? owner : nil
+        return CatalogIndex.Key(owner) != nil ? owner : nil
     }
 
     /// Every claim: folder key → issue key.

@@ -1,0 +1,44 @@
+// libFuzzer target for the catalog's own formats, fed raw bytes as a damaged or hostile file would be:
+// an issue record (`IssueRecord.decode`), a line of the index (`CatalogIndex.parse`) and a bucket file
+// (`CatalogBucket`), built with the product files the Makefile lists (see `make fuzz`). Beyond "no
+// crash", what the catalog accepts it must write back so that it reads the same again.
+import Foundation
+
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzzCatalogRecord(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
+    let input = UnsafeBufferPointer(start: data, count: size)
+
+    if let issue = try? IssueRecord.decode(input, path: "fuzz") {
+        let bytes = IssueRecord.encode(issue)
+        let again: Issue
+        do {
+            again = try bytes.withUnsafeBufferPointer { try IssueRecord.decode($0, path: "again") }
+        } catch {
+            fatalError("an accepted record, written back, does not read (\(error))")
+        }
+        guard again == issue else { fatalError("a record changed on a round trip") }
+        // Its index line reads back with the same summary and the record's bytes at the stated place.
+        var line = JSONWriter()
+        CatalogIndex.line(key: String(repeating: "a", count: 32), issue: issue, into: &line)
+        let text = Array(line.bytes.dropLast())  // without the newline
+        guard case .issue(let entry)? = try? text.withUnsafeBufferPointer({ try CatalogIndex.parse($0, offset: 0) }),
+            entry.summary == IssueSummary(issue),
+            Array(text[entry.recordOffset..<(entry.recordOffset + Int(entry.recordLength))]) == Array(bytes.dropLast())
+        else { fatalError("the index line of an accepted record does not read back") }
+    }
+
+    _ = try? CatalogIndex.parse(input, offset: 0)
+
+    if let bucket = try? CatalogBucket(path: "fuzz", data: Data(buffer: input)) {
+        for line in bucket.lines where line.kind == .issue { _ = try? CatalogBucket.decodeIssue(line, path: "fuzz") }
+        _ = bucket.claims()
+        let again: CatalogBucket
+        do {
+            again = try CatalogBucket(path: "again", data: Data(bucket.encoded()))
+        } catch {
+            fatalError("an accepted bucket, written back, does not read (\(error))")
+        }
+        guard again.lines.count == bucket.lines.count else { fatalError("a bucket lost lines on a round trip") }
+    }
+    return 0
+}
