@@ -97,10 +97,7 @@ for target in package.targets where target.type != .system {
     var settings = target.swiftSettings ?? []
     settings.append(.enableUpcomingFeature("ExistentialAny"))
     settings.append(.enableUpcomingFeature("MemberImportVisibility"))
-    // Unsafe flags are refused in a package that others depend on by version, so the stricter check
-    // runs only where asked: `make test` (and so CI) sets NEWSSTAND_STRICT=1.
-    if target.name == "Newsstand", Context.environment["NEWSSTAND_STRICT"] == "1" {
-        settings.append(.unsafeFlags(["-Xfrontend", "-require-explicit-sendable"]))
-    }
+    // No unsafe flags here: SwiftPM refuses them in a package that others depend on by version. The
+    // stricter `-require-explicit-sendable` check runs from the command line instead (`make strict-check`).
     target.swiftSettings = settings
 }
