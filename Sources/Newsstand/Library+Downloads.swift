@@ -1,6 +1,9 @@
 internal import CSystemShims  // `struct stat` and its members (<sys/stat.h>)
 import Foundation
 
+// Over 400 lines, one job: taking the chosen assets from selection to placed (selection, the run loop,
+// per-asset steps, placing, sweeping). Issue 9 moves it into a per-run object under Download/.
+
 extension Library {
     /// One asset chosen for a run, with what processing it needs from its issue.
     struct WorkItem: Sendable {

@@ -74,7 +74,7 @@ final class Catalog: Sendable {
     }
 
     static func isKey(_ text: some StringProtocol) -> Bool {
-        text.utf8.count == 32 && text.utf8.allSatisfy { (48...57).contains($0) || (97...102).contains($0) }
+        CatalogIndex.Key(String(text)) != nil
     }
 
     // MARK: - Opening
@@ -332,17 +332,7 @@ final class Catalog: Sendable {
         }
         // Many buckets: written without a flush each, then one syncfs for all of them.
         let bulk = buckets.count > 16
-        var largest = 0
-        for (path, bucket) in buckets.sorted(by: { $0.key < $1.key }) {
-            if bucket.isEmpty {
-                try POSIX.unlinkIfPresent(path)
-            } else {
-                let bytes = bucket.encoded()
-                if bucket.lines.count >= splitMinLines { largest = max(largest, bytes.count) }
-                try AtomicFile.write(Data(bytes), to: path, durable: durable && !bulk)
-            }
-            CrashPoint.reached("catalog-record")
-        }
+        let largest = try writeBuckets(buckets, flushEach: durable && !bulk)
         for id in changes.pendingRemoved.sorted() { try POSIX.unlinkIfPresent(layout.pendingMarker(id)) }
         if durable {
             if bulk { try syncFileSystem() } else { try POSIX.fsyncDirectory(layout.records(digits: digits)) }
@@ -365,46 +355,21 @@ final class Catalog: Sendable {
         if largest > splitBytes, digits < 8 { try split(from: digits) }
     }
 
-    /// Splits the buckets ahead of adding `count` issues when the library would outgrow them.
-    func prepareForAdding(_ count: Int) throws {
-        guard count > 1000 else { return }
-        try withLock {
-            try recover()
-            let digits = try currentDigits()
-            let live = try CatalogIndexReader(path: layout.index)?.liveEntries().count ?? 0
-            var depth = digits
-            while depth < Catalog.digits(forCount: live + count) {
-                try split(from: depth)
-                depth += 1
+    /// Writes each bucket atomically (an empty one is deleted).
+    /// - Returns: The size of the largest bucket written that holds enough issues to be worth splitting.
+    func writeBuckets(_ buckets: [String: CatalogBucket], flushEach: Bool) throws -> Int {
+        var largest = 0
+        for (path, bucket) in buckets.sorted(by: { $0.key < $1.key }) {
+            if bucket.isEmpty {
+                try POSIX.unlinkIfPresent(path)
+            } else {
+                let bytes = bucket.encoded()
+                if bucket.lines.count >= splitMinLines { largest = max(largest, bytes.count) }
+                try AtomicFile.write(Data(bytes), to: path, durable: flushEach)
             }
+            CrashPoint.reached("catalog-record")
         }
-    }
-
-    /// Splits every bucket into sixteen, one more key digit: builds the new depth beside the old one,
-    /// commits by rewriting `library.json`, then deletes the old depth. Readers that meet a missing
-    /// bucket look again at the new depth. Runs under the lock; a crash before the commit leaves the
-    /// old depth in force (the half-built folder is removed by the next open), after it the new one.
-    func split(from digits: Int) throws {
-        let next = digits + 1
-        let old = layout.records(digits: digits)
-        let new = layout.records(digits: next)
-        try TreeRemover.remove(new)
-        try POSIX.makeDirectory(new)
-        let names = ((try? FileManager.default.contentsOfDirectory(atPath: old)) ?? []).sorted()
-        for name in names where name.hasSuffix(".jsonl") && !name.hasPrefix(".") {
-            let bucket = try CatalogBucket.load("\(old)/\(name)")
-            var children: [String: CatalogBucket] = [:]
-            for line in bucket.lines {
-                let path = layout.bucket(line.key, digits: next)
-                children[path, default: CatalogBucket(path: path, lines: [])].append(line)
-            }
-            for (path, child) in children { try AtomicFile.write(Data(child.encoded()), to: path, durable: false) }
-        }
-        if durable { try syncFileSystem() }
-        CrashPoint.reached("split-built")
-        try writeMarker(digits: next)
-        CrashPoint.reached("split-committed")
-        try TreeRemover.remove(old)
+        return largest
     }
 
     /// Points the symlink at `path` to `key`. A symlink's target is written with its name in one
@@ -422,164 +387,5 @@ final class Catalog: Sendable {
         let fd = try POSIX.open(layout.root, O_RDONLY | O_DIRECTORY)
         defer { _ = close(fd) }
         try POSIX.call("cannot flush", path: layout.root) { newsstand_syncfs(fd) }
-    }
-
-    /// Finishes what a killed writer left: re-derives the index lines of the keys in its intent, then
-    /// rebuilds a missing index.
-    /// Called with the lock held.
-    func recover() throws {
-        if let data = try AtomicFile.read(layout.intent) {
-            let entries = String(decoding: data, as: UTF8.self).split(separator: "\n").map(String.init)
-            let digits = try currentDigits()
-            var lines = JSONWriter()
-            // Folder claims live in other buckets than their issues' records: put back the claims of the
-            // issues the change touched, and drop claims it released whose issue is gone.
-            var claims: [String: String?] = [:]
-            for key in entries where Catalog.isKey(key) {
-                if let issue = try record(key: key, digits: digits) {
-                    CatalogIndex.line(key: key, issue: issue, into: &lines)
-                    claims[Catalog.folderKey(issue.folderName)] = .some(key)
-                } else {
-                    CatalogIndex.removal(key: key, into: &lines)
-                }
-            }
-            for entry in entries where entry.hasPrefix("claim ") {
-                let folderKey = String(entry.dropFirst(6))
-                guard Catalog.isKey(folderKey), claims[folderKey] == nil else { continue }
-                let bucket = try CatalogBucket.load(layout.bucket(folderKey, digits: digits))
-                if let owner = bucket.claim(folderKey),
-                    try record(key: owner, digits: digits).map({ Catalog.folderKey($0.folderName) }) != folderKey
-                {
-                    claims[folderKey] = .some(nil)
-                }
-            }
-            try setClaims(claims, digits: digits)
-            try appendToIndex(lines.bytes)
-            try POSIX.unlinkIfPresent(layout.intent)
-        } else if !POSIX.exists(layout.index) {
-            try rebuildIndex()
-        }
-    }
-
-    /// Rewrites the buckets of claims that differ from `claims` (folder key → owner, or nil to drop).
-    private func setClaims(_ claims: [String: String?], digits: Int) throws {
-        var buckets: [String: CatalogBucket] = [:]
-        for (folderKey, owner) in claims {
-            let path = layout.bucket(folderKey, digits: digits)
-            var bucket = try buckets[path] ?? CatalogBucket.load(path)
-            if bucket.claim(folderKey) != owner { bucket.set(claim: owner, key: folderKey) }
-            buckets[path] = bucket
-        }
-        for (path, bucket) in buckets {
-            if bucket.isEmpty {
-                try POSIX.unlinkIfPresent(path)
-            } else {
-                try AtomicFile.write(Data(bucket.encoded()), to: path, durable: durable)
-            }
-        }
-    }
-
-    /// Appends whole lines to the index and flushes them. A missing index, or one whose last line a
-    /// power cut tore, is rebuilt from the records instead (which then include this change). When the
-    /// journal has grown past twice its live size, it is compacted.
-    private func appendToIndex(_ bytes: [UInt8]) throws {
-        let path = layout.index
-        guard let fd = try POSIX.openIfExists(path, O_RDWR | O_APPEND) else {
-            try rebuildIndex()
-            return
-        }
-        defer { _ = close(fd) }
-        var info = stat()
-        guard fstat(fd, &info) == 0 else { throw NewsstandError.posix(errno, "cannot read", path: path) }
-        if info.st_size > 0 {
-            var last: UInt8 = 0
-            let n = withUnsafeMutableBytes(of: &last) { pread(fd, $0.baseAddress, 1, off_t(info.st_size - 1)) }
-            if n != 1 || last != 0x0A {
-                try rebuildIndex()
-                return
-            }
-        }
-        guard !bytes.isEmpty else { return }
-        try bytes.withUnsafeBytes { try POSIX.writeAll(fd, $0, path: path) }
-        if durable { try POSIX.call("cannot flush", path: path) { fdatasync(fd) } }
-        if let reader = try CatalogIndexReader(path: path) {
-            let sizes = try reader.sizes()
-            if sizes.file > 2 * sizes.live + compactionSlack { try compactIndex(reader) }
-        }
-    }
-
-    /// Rewrites the index with only the latest line of each live issue.
-    private func compactIndex(_ reader: CatalogIndexReader) throws {
-        let entries = try reader.liveEntries()
-        try writeIndex(to: layout.index) { emit in
-            var buffer: [UInt8] = []
-            for entry in entries {
-                try reader.lineBytes(entry, into: &buffer)
-                try emit(buffer)
-            }
-        }
-    }
-
-    /// Rebuilds the index from every record: what `verify --repair` does, and what a missing or torn
-    /// index gets automatically.
-    func rebuildIndex(digits: Int? = nil) throws {
-        let digits = try digits ?? currentDigits()
-        try writeIndex(to: layout.index) { emit in
-            var lines = JSONWriter(capacity: 1 << 20)
-            try forEachRecord(digits: digits) { key, issue in
-                CatalogIndex.line(key: key, issue: issue, into: &lines)
-                if lines.bytes.count > 1 << 20 {
-                    try emit(lines.bytes)
-                    lines.removeAll()
-                }
-            }
-            try emit(lines.bytes)
-        }
-    }
-
-    /// Calls `body` with every record in key order. A damaged bucket stops the walk with its error.
-    func forEachRecord(digits: Int, _ body: (String, Issue) throws -> Void) throws {
-        try forEachBucket(digits: digits) { bucket in
-            for (key, issue) in try bucket.issues().sorted(by: { $0.key < $1.key }) { try body(key, issue) }
-        }
-    }
-
-    /// Calls `body` with every bucket file of depth `digits`, in key order.
-    func forEachBucket(digits: Int, _ body: (CatalogBucket) throws -> Void) throws {
-        let folder = layout.records(digits: digits)
-        let names = ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).sorted()
-        for name in names where name.hasSuffix(".jsonl") && !name.hasPrefix(".") {
-            try body(try CatalogBucket.load("\(folder)/\(name)"))
-        }
-    }
-
-    /// Writes a whole index file through `fill` and moves it into place atomically. The header's
-    /// `liveBytes` is written last, into room left for it.
-    func writeIndex(to path: String, _ fill: (_ emit: ([UInt8]) throws -> Void) throws -> Void) throws {
-        let temporary = "\(path).tmp-\(getpid())"
-        let fd = try POSIX.open(temporary, O_WRONLY | O_CREAT | O_TRUNC)
-        var closed = false
-        defer {
-            if !closed {
-                _ = close(fd)
-                _ = unlink(temporary)
-            }
-        }
-        let placeholder = [UInt8](repeating: 0x20, count: 47) + [0x0A]
-        try placeholder.withUnsafeBytes { try POSIX.writeAll(fd, $0, path: temporary) }
-        var live = 0
-        try fill { bytes in
-            live += bytes.count
-            try bytes.withUnsafeBytes { try POSIX.writeAll(fd, $0, path: temporary) }
-        }
-        var header = CatalogIndex.header(liveBytes: live)
-        header.removeLast()
-        header += [UInt8](repeating: 0x20, count: max(0, placeholder.count - 1 - header.count)) + [0x0A]
-        _ = header.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) }
-        if durable { try POSIX.fsync(fd, path: temporary) }
-        closed = true
-        _ = close(fd)
-        try POSIX.rename(temporary, path)
-        if durable { try POSIX.fsyncDirectory((path as NSString).deletingLastPathComponent) }
     }
 }
