@@ -30,6 +30,28 @@ public struct Issue: Sendable, Hashable, Identifiable {
     public internal(set) var assets: [AssetDownload]
     /// Set while `remove` is under way, so that a crash mid-removal leaves the issue listed, not orphaned.
     public internal(set) var isBeingRemoved: Bool
+    /// A pinned issue is never pruned (NewsstandKit's `currentlyReadingIssue`, for as many as you like).
+    public internal(set) var isPinned: Bool
+    /// The subscription and feed item this issue came from; nil for an issue added by hand.
+    public internal(set) var origin: Origin?
+
+    /// Where a subscribed issue came from.
+    public struct Origin: Sendable, Hashable {
+        /// The subscription's identifier (stable across renames).
+        public var subscriptionID: String
+        /// The item's identity within the subscription (its feed id, else its enclosure URL without the
+        /// query, else title + date).
+        public var itemID: String
+        /// How the item was last recognised: `id`, `enclosure` or `title-date` (the latter two when the
+        /// feed changed the item's id and the old one was kept as an alias).
+        public var matchedBy: String
+
+        public init(subscriptionID: String, itemID: String, matchedBy: String = "id") {
+            self.subscriptionID = subscriptionID
+            self.itemID = itemID
+            self.matchedBy = matchedBy
+        }
+    }
 
     public var id: String { name }
 
@@ -40,6 +62,8 @@ public struct Issue: Sendable, Hashable, Identifiable {
         self.status = .none
         self.assets = []
         self.isBeingRemoved = false
+        self.isPinned = false
+        self.origin = nil
     }
 
     /// Recomputes `status` from the asset states.

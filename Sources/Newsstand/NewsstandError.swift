@@ -11,6 +11,8 @@ public struct NewsstandError: Error, Sendable, CustomStringConvertible {
             case assetNotFound, manifestUnreadable, manifestFromNewerVersion, libraryUnavailable, io
             case httpStatus, network, checksumMismatch, lengthMismatch, diskFull, tooManyRedirects
             case unsafeArchiveEntry, unpackFailed, cancelled, removed, invalidImport, verifyFailed
+            case invalidFeed, unsafeFeed, invalidMapping, subscriptionNotFound, duplicateSubscription
+            case subscriptionGone, insufficientSpace
         }
         private let base: Base
         private init(_ base: Base) { self.base = base }
@@ -62,6 +64,20 @@ public struct NewsstandError: Error, Sendable, CustomStringConvertible {
         public static let invalidImport = Code(.invalidImport)
         /// `verify` found problems it did not repair.
         public static let verifyFailed = Code(.verifyFailed)
+        /// A feed's body is not a feed this library reads (or is an HTML page without a feed link).
+        public static let invalidFeed = Code(.invalidFeed)
+        /// A feed was refused for safety: over the size cap, or XML that declares entities.
+        public static let unsafeFeed = Code(.unsafeFeed)
+        /// A `--map` file is not a valid mapping.
+        public static let invalidMapping = Code(.invalidMapping)
+        /// No subscription has the given name.
+        public static let subscriptionNotFound = Code(.subscriptionNotFound)
+        /// A subscription with that name or URL already exists.
+        public static let duplicateSubscription = Code(.duplicateSubscription)
+        /// The feed answered 410 Gone; the subscription was paused.
+        public static let subscriptionGone = Code(.subscriptionGone)
+        /// The file system has less free space than a transfer or an unpack needs.
+        public static let insufficientSpace = Code(.insufficientSpace)
     }
 
     /// What kind of failure this is.

@@ -124,6 +124,16 @@ extension Issue {
             throw CatalogShapeError("\(path) lists asset \(asset.id) twice")
         }
         self.isBeingRemoved = try object.optionalBool("removing", at: path) ?? false
+        self.isPinned = try object.optionalBool("pinned", at: path) ?? false
+        switch object["origin"] {
+        case nil, .null?: self.origin = nil
+        case .object(let origin)?:
+            self.origin = Origin(
+                subscriptionID: try origin.string("subscription", at: path + ".origin"),
+                itemID: try origin.string("item", at: path + ".origin"),
+                matchedBy: try origin.optionalString("matched", at: path + ".origin") ?? "id")
+        default: throw CatalogShapeError("\(path).origin is not an object")
+        }
     }
 
     /// Writes the record object (no `directory`: that depends on where the library is opened).
@@ -137,6 +147,21 @@ extension Issue {
         writer.string(folderName)
         writer.key("name")
         writer.string(name)
+        if let origin {
+            writer.key("origin")
+            writer.raw("{")
+            writer.key("item", first: true)
+            writer.string(origin.itemID)
+            writer.key("matched")
+            writer.string(origin.matchedBy)
+            writer.key("subscription")
+            writer.string(origin.subscriptionID)
+            writer.raw("}")
+        }
+        if isPinned {
+            writer.key("pinned")
+            writer.bool(true)
+        }
         if isBeingRemoved {
             writer.key("removing")
             writer.bool(true)
