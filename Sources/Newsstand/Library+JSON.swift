@@ -116,3 +116,44 @@ extension Library {
         }
     }
 }
+
+extension Library {
+    /// The `subscriptions --json` array: each subscription's name, URL, format, policies, counts and last
+    /// check. The items seen are not listed (a feed may have thousands).
+    public nonisolated func json(for subscriptions: [Subscription]) -> String {
+        var writer = JSONWriter(capacity: 256 * max(1, subscriptions.count))
+        writer.array(subscriptions) { writer, subscription in
+            writer.raw("{")
+            writer.key("download", first: true)
+            writer.bool(subscription.downloadsAutomatically)
+            writer.key("format")
+            writer.optionalString(subscription.format?.rawValue)
+            writer.key("gone")
+            writer.bool(subscription.isGone)
+            writer.key("id")
+            writer.string(subscription.id)
+            writer.key("issues")
+            writer.integer(Int64(subscription.issueNames.count))
+            writer.key("itemsSeen")
+            writer.integer(Int64(subscription.itemsSeen))
+            writer.key("keep")
+            writer.optionalInteger(subscription.keep.map(Int64.init))
+            writer.key("lastChecked")
+            writer.optionalString(subscription.lastChecked?.formatted(.iso8601))
+            writer.key("lastOutcome")
+            writer.optionalString(subscription.lastOutcome)
+            writer.key("mapped")
+            writer.bool(subscription.isMapped)
+            writer.key("name")
+            writer.string(subscription.name)
+            writer.key("paused")
+            writer.bool(subscription.isPaused)
+            writer.key("previousURLs")
+            writer.array(subscription.previousURLs) { $0.string($1.absoluteString) }
+            writer.key("url")
+            writer.string(subscription.url.absoluteString)
+            writer.raw("}")
+        }
+        return String(decoding: writer.bytes, as: UTF8.self)
+    }
+}

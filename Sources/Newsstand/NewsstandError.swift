@@ -88,6 +88,8 @@ public struct NewsstandError: Error, Sendable, CustomStringConvertible {
     public var underlying: (any Error)?
     /// The system's `errno` when a system call failed (`ENOSPC`, `EACCES`, …), else nil.
     public var errno: Int32?
+    /// The HTTP status when a server's answer caused the failure (404, 410, …), else nil.
+    public var httpStatus: Int?
 
     /// Creates an error.
     /// - Parameters:
@@ -95,11 +97,15 @@ public struct NewsstandError: Error, Sendable, CustomStringConvertible {
     ///   - message: One line naming what was wrong and the issue, URL or file concerned.
     ///   - underlying: The cause, if any.
     ///   - errno: The system's `errno`, when a system call failed.
-    public init(_ code: Code, _ message: String, underlying: (any Error)? = nil, errno: Int32? = nil) {
+    ///   - httpStatus: The HTTP status, when a server's answer caused the failure.
+    public init(
+        _ code: Code, _ message: String, underlying: (any Error)? = nil, errno: Int32? = nil, httpStatus: Int? = nil
+    ) {
         self.code = code
         self.message = message
         self.underlying = underlying
         self.errno = errno
+        self.httpStatus = httpStatus
     }
 
     public var description: String { message }

@@ -32,7 +32,8 @@ struct Issues: AsyncParsableCommand {
         version: NewsstandInfo.version,
         subcommands: [
             Add.self, AddAsset.self, Download.self, Resume.self, List.self, Show.self, Path.self, Open.self,
-            Remove.self, Import.self, Export.self, Verify.self,
+            Remove.self, Import.self, Export.self, Verify.self, Subscribe.self, Sync.self, Subscriptions.self,
+            Unsubscribe.self, Configure.self, Pause.self, Unpause.self,
         ]
     )
 

@@ -28,7 +28,7 @@ extension DownloadEngine {
         case let status as HTTPStatusFailure:
             let text = HTTPResponseStatus(statusCode: status.status).reasonPhrase
             return Classified(
-                error: NewsstandError(.httpStatus, "\(target) answered \(status.status) \(text)"),
+                error: NewsstandError(.httpStatus, "\(target) answered \(status.status) \(text)", httpStatus: status.status),
                 isTransient: status.isTransient, retryAfter: status.retryAfter)
         case let mismatch as RangeMismatch:
             return Classified(error: NewsstandError(.network, "\(target): \(mismatch.reason)"), isTransient: true)

@@ -46,8 +46,8 @@ final class DownloadEngine: Sendable {
         }
     }
 
-    private let configuration: Library.Configuration
-    private let logger: Logger
+    let configuration: Library.Configuration
+    let logger: Logger
     private let environment: [String: String]
     private let proxies: ProxySettings
     private let ownedClients: Mutex<[Route: HTTPClient]>
@@ -93,7 +93,7 @@ final class DownloadEngine: Sendable {
     }
 
     /// The client for `route`: the injected one, or an owned one per route.
-    private func client(for route: Route) async throws -> HTTPClient {
+    func client(for route: Route) async throws -> HTTPClient {
         if let injected { return injected }
         if let client = ownedClients.withLock({ $0[route] }) { return client }
         let tls = try await tlsConfiguration()
@@ -147,7 +147,7 @@ final class DownloadEngine: Sendable {
 
     /// The request for one hop: to the origin, or (plain http through a proxy) to the proxy with the
     /// origin in `Host`, which `AbsoluteFormHandler` turns into an absolute-form request line.
-    private func request(for url: URL, route: Route, headers: HTTPHeaders) throws -> HTTPClient.Request {
+    func request(for url: URL, route: Route, headers: HTTPHeaders) throws -> HTTPClient.Request {
         guard case .forward(let proxy) = route else {
             return try HTTPClient.Request(url: url.absoluteString, method: .GET, headers: headers)
         }

@@ -8,6 +8,8 @@
 /// .catalog/index.jsonl         one line per change, newest wins: derived, rebuilt from the records
 /// .catalog/pending/<asset id>  a symlink whose target is the issue's key: the saved download list
 /// .catalog/intent              only while a change is being written: the keys it touches
+/// .catalog/subscriptions/<id>.json one subscription: its feed, options, validators and the items seen
+/// .sync/<id>.json              when a subscription was last checked and the outcome (not catalog)
 /// .downloads/ .staging/ .trash/ partial downloads, extraction folders, removed folders on their way out
 /// <issue folder>/              one content folder per issue
 /// ```
@@ -33,6 +35,14 @@ struct LibraryLayout: Sendable, Hashable {
     /// The bucket holding the record or claim with `key` at depth `digits`.
     func bucket(_ key: String, digits: Int) -> String { "\(records(digits: digits))/\(key.prefix(digits)).jsonl" }
     func pendingMarker(_ assetID: String) -> String { "\(pending)/\(assetID)" }
+
+    // MARK: Subscriptions
+
+    var subscriptions: String { catalog + "/subscriptions" }
+    func subscription(_ id: String) -> String { "\(subscriptions)/\(id).json" }
+    /// Last-checked times and outcomes: rewritten by every `sync`, so kept out of the catalog.
+    var syncStatus: String { root + "/.sync" }
+    func syncStatus(_ id: String) -> String { "\(syncStatus)/\(id).json" }
 
     // MARK: Downloads
 

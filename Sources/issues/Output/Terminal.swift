@@ -46,8 +46,8 @@ enum Terminal {
     }
 
     /// Writes `text` and a newline to stdout in one go.
-    static func output(_ text: String) {
-        write(text + "\n", to: STDOUT_FILENO)
+    static func output(_ text: String, terminator: String = "\n") {
+        write(text + terminator, to: STDOUT_FILENO)
     }
 
     /// Writes `text` and a newline to stderr.
@@ -91,6 +91,19 @@ enum Format {
         let total = Int(seconds.rounded())
         let (h, m, s) = (total / 3600, (total % 3600) / 60, total % 60)
         return h > 0 ? String(format: "%d:%02d:%02d", h, m, s) : String(format: "%02d:%02d", m, s)
+    }
+
+    /// How long ago `date` was, roughly: `just now`, `5 min ago`, `3 h ago`, `2 days ago`.
+    static func age(_ date: Date, now: Date = Date()) -> String {
+        let seconds = max(0, now.timeIntervalSince(date))
+        switch seconds {
+        case ..<60: return "just now"
+        case ..<3600: return "\(Int(seconds / 60)) min ago"
+        case ..<86400: return "\(Int(seconds / 3600)) h ago"
+        default:
+            let days = Int(seconds / 86400)
+            return "\(days) day\(days == 1 ? "" : "s") ago"
+        }
     }
 
     /// Cuts `text` to `width` terminal columns with an ellipsis.

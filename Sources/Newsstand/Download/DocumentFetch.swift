@@ -1,0 +1,158 @@
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+import NIOHTTP1
+import Synchronization
+
+/// A small document (a feed) fetched whole into memory, with what a conditional refresh and a move need.
+struct FetchedDocument: Sendable {
+    enum Outcome: Sendable {
+        /// 200 with a body.
+        case body(Data)
+        /// 304: the document did not change since the validators sent.
+        case notModified
+    }
+
+    var outcome: Outcome
+    /// The URL the body came from, after redirects.
+    var finalURL: URL
+    /// Where the document now lives for good: set when every redirect on the way was permanent (301, 308).
+    var permanentURL: URL?
+    var etag: String?
+    var lastModified: String?
+    var contentType: String?
+}
+
+/// The validators a conditional GET sends.
+struct DocumentValidators: Sendable, Equatable {
+    var etag: String?
+    var lastModified: String?
+}
+
+extension DownloadEngine {
+    /// Fetches `url` into memory with a conditional GET, following redirects itself so that it can tell
+    /// a permanent move (every hop 301 or 308) from a temporary one.
+    /// - Parameters:
+    ///   - validators: Sent as `If-None-Match` / `If-Modified-Since`, when known.
+    ///   - maxBytes: The body cap; a larger body is refused (`.unsafeFeed`) as soon as it passes the cap.
+    /// - Throws: `NewsstandError`: `.httpStatus` (with the status in the text) for other answers,
+    ///   `.network`, `.tooManyRedirects`, `.unsafeFeed`.
+    func fetchDocument(
+        _ url: URL, validators: DocumentValidators, maxBytes: Int, headers extra: [(String, String)] = []
+    ) async throws -> FetchedDocument {
+        var headers = HTTPHeaders()
+        headers.add(name: "User-Agent", value: "issues/\(NewsstandInfo.version)")
+        headers.add(name: "Accept", value: "application/rss+xml, application/atom+xml, application/feed+json, application/json;q=0.9, application/xml;q=0.8, text/xml;q=0.8, */*;q=0.5")
+        headers.add(name: "Accept-Encoding", value: "identity")
+        if let etag = validators.etag { headers.add(name: "If-None-Match", value: etag) }
+        if let lastModified = validators.lastModified { headers.add(name: "If-Modified-Since", value: lastModified) }
+        for (name, value) in extra { headers.add(name: name, value: value) }
+
+        var hop = Hop(url: url, route: .direct)
+        var visited: Set<String> = [url.absoluteString]
+        var allPermanent = true
+        do {
+            while true {
+                try Task.checkCancellation()
+                hop.route = try route(for: hop.url)
+                let request = try request(for: hop.url, route: hop.route, headers: headers)
+                let delegate = DocumentDelegate(maxBytes: maxBytes)
+                let task = try await client(for: hop.route).execute(request: request, delegate: delegate, logger: logger)
+                let answer = try await withTaskCancellationHandler {
+                    try await task.futureResult.get()
+                } onCancel: {
+                    task.cancel()
+                }
+                let status = answer.status
+                if [301, 302, 303, 307, 308].contains(status), let location = answer.headers.first(name: "location") {
+                    guard let next = URL(string: location, relativeTo: hop.url)?.absoluteURL,
+                        (try? AssetRequest.parseURL(next.absoluteString)) != nil
+                    else {
+                        throw NewsstandError(.invalidURL, "\(url.absoluteString) redirected to an unusable URL: \(location)")
+                    }
+                    guard visited.count <= configuration.maxRedirects, visited.insert(next.absoluteString).inserted else {
+                        throw NewsstandError(.tooManyRedirects, "\(url.absoluteString): too many redirects or a redirect loop")
+                    }
+                    if status != 301 && status != 308 { allPermanent = false }
+                    hop.url = next
+                    continue
+                }
+                let moved = allPermanent && hop.url != url ? hop.url : nil
+                let etag = answer.headers.first(name: "etag")
+                let lastModified = answer.headers.first(name: "last-modified")
+                let contentType = answer.headers.first(name: "content-type")
+                switch status {
+                case 304:
+                    return FetchedDocument(
+                        outcome: .notModified, finalURL: hop.url, permanentURL: moved, etag: etag ?? validators.etag,
+                        lastModified: lastModified ?? validators.lastModified, contentType: contentType)
+                case 200...299:
+                    return FetchedDocument(
+                        outcome: .body(answer.body), finalURL: hop.url, permanentURL: moved, etag: etag,
+                        lastModified: lastModified, contentType: contentType)
+                default:
+                    let text = HTTPResponseStatus(statusCode: status).reasonPhrase
+                    throw NewsstandError(
+                        .httpStatus, "\(hop.url.absoluteString) answered \(status) \(text)", httpStatus: status)
+                }
+            }
+        } catch let error as NewsstandError {
+            throw error
+        } catch is CancellationError {
+            throw CancellationError()
+        } catch let tooLarge as DocumentTooLarge {
+            throw NewsstandError(
+                .unsafeFeed, "\(hop.url.absoluteString) sent more than \(tooLarge.limit) bytes; refused")
+        } catch {
+            throw DownloadEngine.classify(error, url: url, hop: hop).error
+        }
+    }
+}
+
+struct DocumentTooLarge: Error {
+    var limit: Int
+}
+
+/// Collects a response whole, refusing a body over the cap as soon as it passes it.
+final class DocumentDelegate: HTTPClientResponseDelegate, Sendable {
+    struct Answer: Sendable {
+        var status: Int
+        var headers: HTTPHeaders
+        var body: Data
+    }
+    typealias Response = Answer
+
+    private let maxBytes: Int
+    private let state = Mutex<(status: Int, headers: HTTPHeaders, body: Data)>((0, [:], Data()))
+
+    init(maxBytes: Int) {
+        self.maxBytes = maxBytes
+    }
+
+    func didReceiveHead(task: HTTPClient.Task<Answer>, _ head: HTTPResponseHead) -> EventLoopFuture<Void> {
+        let declared = head.headers.first(name: "content-length").flatMap { Int($0) }
+        if let declared, declared > maxBytes, (200...299).contains(Int(head.status.code)) {
+            return task.eventLoop.makeFailedFuture(DocumentTooLarge(limit: maxBytes))
+        }
+        state.withLock {
+            $0.status = Int(head.status.code)
+            $0.headers = head.headers
+        }
+        return task.eventLoop.makeSucceededVoidFuture()
+    }
+
+    func didReceiveBodyPart(task: HTTPClient.Task<Answer>, _ buffer: ByteBuffer) -> EventLoopFuture<Void> {
+        let tooLarge = state.withLock { state -> Bool in
+            // The body of a redirect or an error is not needed; only its status.
+            guard (200...299).contains(state.status) else { return false }
+            if state.body.count + buffer.readableBytes > maxBytes { return true }
+            state.body.append(contentsOf: buffer.readableBytesView)
+            return false
+        }
+        return tooLarge ? task.eventLoop.makeFailedFuture(DocumentTooLarge(limit: maxBytes)) : task.eventLoop.makeSucceededVoidFuture()
+    }
+
+    func didFinishRequest(task: HTTPClient.Task<Answer>) throws -> Answer {
+        state.withLock { Answer(status: $0.status, headers: $0.headers, body: $0.body) }
+    }
+}

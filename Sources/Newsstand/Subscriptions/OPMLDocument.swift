@@ -1,0 +1,84 @@
+import Foundation
+
+/// OPML, the file feed readers exchange subscriptions in: `<outline type="rss" text="…" xmlUrl="…"/>`.
+public enum OPMLDocument {
+    /// An OPML 2.0 document with one outline per subscription (its name, feed URL and format).
+    public static func export(_ subscriptions: [Subscription], title: String = "issues subscriptions") -> String {
+        var lines = [
+            #"<?xml version="1.0" encoding="UTF-8"?>"#,
+            #"<opml version="2.0">"#,
+            "  <head><title>\(escape(title))</title></head>",
+            "  <body>",
+        ]
+        for subscription in subscriptions {
+            let type = subscription.format == .atom ? "atom" : "rss"
+            lines.append(
+                #"    <outline type="\#(type)" text="\#(escape(subscription.name))" title="\#(escape(subscription.name))" xmlUrl="\#(escape(subscription.url.absoluteString))"/>"#
+            )
+        }
+        lines += ["  </body>", "</opml>", ""]
+        return lines.joined(separator: "\n")
+    }
+
+    /// Escapes text for an XML attribute or element.
+    static func escape(_ text: String) -> String {
+        var out = ""
+        out.reserveCapacity(text.utf8.count)
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "&": out += "&amp;"
+            case "<": out += "&lt;"
+            case ">": out += "&gt;"
+            case "\"": out += "&quot;"
+            case "'": out += "&apos;"
+            // XML 1.0 cannot carry most control characters at all, even escaped.
+            case _ where scalar.value < 0x20 && scalar != "\t" && scalar != "\n" && scalar != "\r": out += " "
+            default: out.unicodeScalars.append(scalar)
+            }
+        }
+        return out
+    }
+
+    /// One feed outline of an OPML file.
+    struct Outline: Sendable, Equatable {
+        var title: String?
+        var xmlURL: String?
+    }
+}
+
+/// The result of subscribing to one outline of an OPML file.
+public struct OPMLEntry: Sendable {
+    /// The outline's title or text.
+    public var title: String?
+    /// The outline's feed URL, when it has one that parses.
+    public var url: URL?
+    /// The new subscription's report, or why this entry was refused.
+    public var result: Result<SyncReport, NewsstandError>
+}
+
+extension Library {
+    /// Subscribes to every feed outline of an OPML file, each with `options` (its name from the outline).
+    /// Tolerant: an entry that fails (a bad URL, a feed that cannot be read, a duplicate) is reported and
+    /// the others go on.
+    /// - Throws: `.invalidFeed` when the data is not OPML at all.
+    public func subscribe(opml data: Data, options: SubscribeOptions = SubscribeOptions()) async throws -> [OPMLEntry] {
+        var entries: [OPMLEntry] = []
+        for outline in try OPMLDocument.outlines(data) {
+            var entry = OPMLEntry(title: outline.title, url: nil, result: .failure(NewsstandError(.invalidURL, "")))
+            do {
+                guard let text = outline.xmlURL else {
+                    throw NewsstandError(.invalidURL, "the outline has no xmlUrl")
+                }
+                let url = try AssetRequest.parseURL(text)
+                entry.url = url
+                var own = options
+                if let title = outline.title, !Library.cleanTitle(title).isEmpty { own.name = Library.cleanTitle(title) }
+                entry.result = .success(try await subscribe(to: url, options: own))
+            } catch let error as NewsstandError {
+                entry.result = .failure(error)
+            }
+            entries.append(entry)
+        }
+        return entries
+    }
+}

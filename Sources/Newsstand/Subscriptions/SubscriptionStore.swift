@@ -1,0 +1,80 @@
+import Foundation
+
+/// The subscriptions' files: one record each in `.catalog/subscriptions/`, and a last-checked status
+/// each in `.sync/`. A library holds tens or hundreds of subscriptions, so reading them all is cheap;
+/// what changes is written one record at a time, atomically, under the catalog's lock.
+struct SubscriptionStore: Sendable {
+    let layout: LibraryLayout
+
+    /// Every subscription, by name, with its last-checked status.
+    func all() throws -> [Subscription] {
+        guard POSIX.exists(layout.subscriptions) else { return [] }
+        let names: [String]
+        do {
+            names = try FileManager.default.contentsOfDirectory(atPath: layout.subscriptions)
+        } catch {
+            throw NewsstandError(.io, "cannot read \(layout.subscriptions): \(error.localizedDescription)", underlying: error)
+        }
+        var found: [Subscription] = []
+        for name in names where name.hasSuffix(".json") && !name.hasPrefix(".") {
+            if let subscription = try load(String(name.dropLast(5))) { found.append(subscription) }
+        }
+        return found.sorted { ($0.name.lowercased(), $0.id) < ($1.name.lowercased(), $1.id) }
+    }
+
+    /// The subscription with this identifier, or nil.
+    func load(_ id: String) throws -> Subscription? {
+        let path = layout.subscription(id)
+        guard let data = try AtomicFile.read(path) else { return nil }
+        var subscription = try SubscriptionRecord.decode(data, path: path)
+        if let status = try? AtomicFile.read(layout.syncStatus(id)).flatMap(SyncStatusRecord.decode) {
+            subscription.lastChecked = status.checked
+            subscription.lastOutcome = status.outcome
+        }
+        return subscription
+    }
+
+    /// The subscription with this name (case-insensitively), or nil.
+    func find(_ name: String) throws -> Subscription? {
+        let wanted = name.lowercased()
+        return try all().first { $0.name.lowercased() == wanted }
+    }
+
+    /// Throws `.duplicateSubscription` when another subscription has this name or URL.
+    func checkUnique(name: String?, url: URL?, except id: String?) throws {
+        for other in try all() where other.id != id {
+            if let name, other.name.lowercased() == name.lowercased() {
+                throw NewsstandError(.duplicateSubscription, "a subscription named \(other.name.debugDescription) already exists")
+            }
+            if let url, other.url == url || other.previousURLs.contains(url) {
+                throw NewsstandError(
+                    .duplicateSubscription,
+                    "\(url.absoluteString) is already subscribed as \(other.name.debugDescription)")
+            }
+        }
+    }
+
+    /// Writes a subscription's record atomically and durably. Call holding the catalog's lock.
+    func save(_ subscription: Subscription) throws {
+        try POSIX.makeDirectory(layout.subscriptions)
+        try AtomicFile.write(SubscriptionRecord.encode(subscription), to: layout.subscription(subscription.id))
+    }
+
+    /// Deletes a subscription's record and status. Call holding the catalog's lock.
+    func delete(_ id: String) throws {
+        try POSIX.unlinkIfPresent(layout.subscription(id))
+        try POSIX.fsyncDirectory(layout.subscriptions)
+        try POSIX.unlinkIfPresent(layout.syncStatus(id))
+    }
+
+    /// Records when a subscription was last checked; not durable (it is only shown).
+    func writeStatus(_ id: String, checked: Date, outcome: String) throws {
+        try POSIX.makeDirectory(layout.syncStatus)
+        try AtomicFile.write(
+            SyncStatusRecord.encode(checked: checked, outcome: outcome), to: layout.syncStatus(id), durable: false)
+    }
+
+    static func notFound(_ name: String) -> NewsstandError {
+        NewsstandError(.subscriptionNotFound, "no subscription named \(name.debugDescription)")
+    }
+}

@@ -1,0 +1,147 @@
+import ArgumentParser
+import Foundation
+import Newsstand
+
+struct Subscriptions: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "List subscriptions: name, format, last check and its outcome, items seen, issues, policies.")
+
+    @OptionGroup var libraryOptions: LibraryOptions
+    @OptionGroup var output: OutputOptions
+
+    @Flag(name: .long, help: "Write the subscriptions as an OPML file to stdout instead.")
+    var opml = false
+
+    func run() async throws {
+        let library = try await libraryOptions.open(create: false)
+        let subscriptions = try await library.subscriptions()
+        if opml {
+            Terminal.output(OPMLDocument.export(subscriptions), terminator: "")
+            return
+        }
+        if output.json {
+            Terminal.output(library.json(for: subscriptions))
+            return
+        }
+        guard !subscriptions.isEmpty else {
+            Terminal.error("no subscriptions in \(library.rootURL.path)")
+            return
+        }
+        let rows = subscriptions.map { subscription -> [String] in
+            var policy: [String] = []
+            if let keep = subscription.keep { policy.append("keep \(keep)") }
+            if !subscription.downloadsAutomatically { policy.append("no download") }
+            if subscription.isGone { policy.append("gone") } else if subscription.isPaused { policy.append("paused") }
+            let checked = subscription.lastChecked.map { Format.age($0) } ?? "never"
+            return [
+                subscription.name, subscription.format?.rawValue ?? "?", checked,
+                subscription.lastOutcome ?? "-", String(subscription.itemsSeen), String(subscription.issueNames.count),
+                policy.isEmpty ? "-" : policy.joined(separator: ", "), subscription.url.absoluteString,
+            ]
+        }
+        Terminal.output(
+            TableRenderer.table(
+                header: ["NAME", "FORMAT", "CHECKED", "OUTCOME", "SEEN", "ISSUES", "POLICY", "URL"], rows: rows))
+    }
+}
+
+struct Unsubscribe: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Drop a subscription. Its issues stay unless --remove-issues.")
+
+    @OptionGroup var libraryOptions: LibraryOptions
+
+    @Argument(help: "The subscription's name.")
+    var name: String
+
+    @Flag(name: .long, help: "Also remove the issues it added (content, partial files and catalog entries).")
+    var removeIssues = false
+
+    func run() async throws {
+        let library = try await libraryOptions.open(create: false)
+        let removed = try await library.unsubscribe(named: name, removeIssues: removeIssues)
+        try? await library.shutdown()
+        Terminal.output("unsubscribed \(name.debugDescription)")
+        for issue in removed { Terminal.output("  removed \(issue.debugDescription)") }
+    }
+}
+
+struct Configure: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Change a subscription's options.",
+        discussion: "Only the options given change. `issues pause` and `issues unpause` stop and restart syncing.")
+
+    @OptionGroup var libraryOptions: LibraryOptions
+
+    @Argument(help: "The subscription's name.")
+    var name: String
+
+    @Option(name: .long, help: ArgumentHelp("A new name.", valueName: "name"))
+    var rename: String?
+
+    @Option(name: .long, help: ArgumentHelp("Keep only this many newest issues.", valueName: "n"))
+    var keep: Int?
+
+    @Flag(name: .long, help: "Keep every issue (drop --keep).")
+    var keepAll = false
+
+    @Flag(inversion: .prefixedNo, help: "Whether sync downloads new issues.")
+    var download: Bool?
+
+    @Option(name: .long, help: ArgumentHelp("A new mapping file.", valueName: "file"))
+    var map: String?
+
+    @Flag(name: .long, help: "Drop the mapping.")
+    var noMap = false
+
+    func validate() throws {
+        if keep != nil && keepAll { throw ValidationError("--keep and --keep-all cannot be combined") }
+        if let keep, keep < 1 { throw ValidationError("--keep must be at least 1") }
+        if map != nil && noMap { throw ValidationError("--map and --no-map cannot be combined") }
+    }
+
+    func run() async throws {
+        var change = SubscriptionChange(name: rename, downloadsAutomatically: download)
+        if let keep { change.keep = .some(keep) }
+        if keepAll { change.keep = .some(nil) }
+        if let map { change.mapping = .some(try CommandFiles.read(map, what: "mapping")) }
+        if noMap { change.mapping = .some(nil) }
+        let library = try await libraryOptions.open(create: false)
+        let subscription = try await library.changeSubscription(named: name, change)
+        Terminal.output("changed \(subscription.name.debugDescription)")
+    }
+}
+
+struct Pause: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Pause subscriptions: `sync` skips them unless named.")
+
+    @OptionGroup var libraryOptions: LibraryOptions
+
+    @Argument(help: "Subscription names.")
+    var names: [String]
+
+    func run() async throws {
+        let library = try await libraryOptions.open(create: false)
+        for name in names {
+            let subscription = try await library.changeSubscription(named: name, SubscriptionChange(isPaused: true))
+            Terminal.output("paused \(subscription.name.debugDescription)")
+        }
+    }
+}
+
+struct Unpause: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Unpause subscriptions (also one marked gone).")
+
+    @OptionGroup var libraryOptions: LibraryOptions
+
+    @Argument(help: "Subscription names.")
+    var names: [String]
+
+    func run() async throws {
+        let library = try await libraryOptions.open(create: false)
+        for name in names {
+            let subscription = try await library.changeSubscription(named: name, SubscriptionChange(isPaused: false))
+            Terminal.output("unpaused \(subscription.name.debugDescription)")
+        }
+    }
+}
