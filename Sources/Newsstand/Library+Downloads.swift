@@ -252,31 +252,51 @@ extension Library {
             var record = ResumeRecord.load(layout.resumeRecord(id))
             if !POSIX.exists(completed), !Library.alreadyPlaced(record, id: id, layout: layout, folder: item.folderName)
             {
-                let job = DownloadEngine.Job(
+                var job = DownloadEngine.Job(
                     assetID: id, url: asset.url, sha256: asset.sha256, partialPath: layout.partialFile(id),
                     recordPath: layout.resumeRecord(id))
                 try Task.checkCancellation()
-                let result = try await phases.network.withPermit {
-                    try Task.checkCancellation()
-                    return try await engine.fetch(job) { progress in
-                        switch progress {
-                        case .started(let from, let expected):
-                            emit(.started(resumingFrom: from, expectedBytes: expected))
-                        case .bytes(let received, let expected, let rate):
-                            emit(.progress(receivedBytes: received, expectedBytes: expected, bytesPerSecond: rate))
-                        case .retrying(let attempt, let delay, let reason):
-                            emit(.retrying(attempt: attempt, delay: delay, reason: reason))
+                var refreshed = false
+                var result: DownloadEngine.Result
+                while true {
+                    let attempt = job
+                    do {
+                        result = try await phases.network.withPermit {
+                            try Task.checkCancellation()
+                            return try await engine.fetch(attempt) { progress in
+                                switch progress {
+                                case .started(let from, let expected):
+                                    emit(.started(resumingFrom: from, expectedBytes: expected))
+                                case .bytes(let received, let expected, let rate):
+                                    emit(.progress(receivedBytes: received, expectedBytes: expected, bytesPerSecond: rate))
+                                case .retrying(let attempt, let delay, let reason):
+                                    emit(.retrying(attempt: attempt, delay: delay, reason: reason))
+                                }
+                            }
                         }
+                        break
+                    } catch let error as NewsstandError
+                        where !refreshed && latest.origin != nil && Library.expiredLinkStatuses.contains(error.httpStatus ?? 0)
+                    {
+                        // A signed link that expired: ask the feed once for the item's current URL, and continue
+                        // the partial file there (the engine sends If-Range, so no byte already here is refetched).
+                        refreshed = true
+                        guard let url = await refreshedURL(of: id, issueNamed: item.issueName), url != job.url else {
+                            throw error
+                        }
+                        emit(.retrying(attempt: 1, delay: .zero, reason: "\(error.message); the feed now gives \(url.absoluteString)"))
+                        job.url = url
                     }
                 }
                 fetched = result.bytesFetched
                 record = result.record
                 let durable = configuration.syncDownloads
+                let partialPath = job.partialPath
                 try await phases.finishing.withPermit {
                     // Flushed before it is renamed: a `.done` file is complete even after a power cut.
                     try await runBlocking {
-                        if durable { try POSIX.fsyncFile(job.partialPath) }
-                        try POSIX.rename(job.partialPath, completed)
+                        if durable { try POSIX.fsyncFile(partialPath) }
+                        try POSIX.rename(partialPath, completed)
                     }
                 }
             }

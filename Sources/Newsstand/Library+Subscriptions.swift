@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import Logging
 
 /// Subscriptions: a publisher's feed becomes dated issues (NewsstandKit's apps asked their own server
 /// for new issues; this asks any publisher's feed). The feed is fetched outside any lock; what it adds
@@ -486,5 +487,24 @@ extension Library {
     static func subscriptionName(from title: String?, url: URL) -> String {
         let cleaned = cleanTitle(title ?? "")
         return cleaned.isEmpty ? (url.host ?? url.absoluteString) : cleaned
+    }
+}
+
+extension Library {
+    /// The answers to an asset request that mean its (signed) link may have expired.
+    static let expiredLinkStatuses: Set<Int> = [401, 403, 404, 410]
+
+    /// Refreshes the subscription an issue came from, and returns the asset's URL as the catalog now has
+    /// it (the merge points unfinished assets at the feed's current URLs), or nil.
+    func refreshedURL(of assetID: String, issueNamed name: String) async -> URL? {
+        guard let issue = try? await issue(named: name), let origin = issue.origin else { return nil }
+        let store = SubscriptionStore(layout: layout)
+        guard let subscription = try? await runBlocking({ try store.load(origin.subscriptionID) }) else { return nil }
+        let report = await refresh(subscription, backfill: false)
+        if case .failed(let error) = report.outcome {
+            logger.info("refreshing \(subscription.name) for an expired link failed: \(error.message)")
+            return nil
+        }
+        return try? await self.issue(named: name)?.assets.first { $0.id == assetID }?.url
     }
 }

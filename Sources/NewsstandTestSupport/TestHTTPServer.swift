@@ -128,6 +128,14 @@ public final class TestHTTPServer: Sendable {
         core.state.withLock { $0.directories.append(absolute) }
     }
 
+    /// Accepts requests for `path` only with `?sig=<valid>` (others get 403), like a CDN's signed link.
+    /// With `expiresOnCutTo`, the link expires when a cut fault of the path fires: from then on only
+    /// that new signature is accepted.
+    public func requireSignature(_ path: String, valid: String, expiresOnCutTo next: String? = nil) {
+        let key = Self.normalize(path)
+        core.state.withLock { $0.signatures[key] = (valid, next) }
+    }
+
     /// Replaces the faults of `path` and restarts its counted faults from zero.
     public func setFaults(_ path: String, _ faults: Faults) {
         let key = Self.normalize(path)
@@ -294,6 +302,8 @@ struct ServerState: Sendable {
     var defaultFaults = Faults()
     var progress: [String: FaultProgress] = [:]
     var stats: [String: PathStats] = [:]
+    /// Path → the one `sig` query value accepted, and the value that replaces it when a cut happens.
+    var signatures: [String: (valid: String, next: String?)] = [:]
 }
 
 /// How a request is to be answered, decided under the lock in one step.
@@ -332,6 +342,10 @@ final class ServerCore: Sendable {
             let faults = state.faults[path] ?? state.defaultFaults
             var progress = state.progress[path] ?? FaultProgress()
             defer { state.progress[path] = progress }
+
+            if let rule = state.signatures[path], Self.signature(in: request.uri) != rule.valid {
+                return .simple(SimpleResponse(status: .forbidden, text: "signature expired"))
+            }
 
             if progress.unavailableSent < faults.unavailableResponses {
                 progress.unavailableSent += 1
@@ -375,12 +389,25 @@ final class ServerCore: Sendable {
             guard progress.cutsDone < faults.cutResponses else { return false }
             progress.cutsDone += 1
             state.progress[path] = progress
+            // A signed link that expires mid-transfer: the cut is the moment it stops being accepted.
+            if let rule = state.signatures[path], let next = rule.next {
+                state.signatures[path] = (next, nil)
+            }
             return true
         }
     }
 
     func addBodyBytes(path: String, count: Int) {
         state.withLock { $0.stats[path, default: PathStats()].bodyBytes += count }
+    }
+
+    /// The `sig` query parameter of a request target, if any.
+    static func signature(in uri: String) -> String? {
+        guard let query = uri.split(separator: "?", maxSplits: 1).dropFirst().first else { return nil }
+        for pair in query.split(separator: "&") where pair.hasPrefix("sig=") {
+            return String(pair.dropFirst(4))
+        }
+        return nil
     }
 
     /// The path relative to a served directory, or nil when it names no file there (`..`

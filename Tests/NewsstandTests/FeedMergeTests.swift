@@ -1,0 +1,187 @@
+import Foundation
+import Testing
+
+@testable import Newsstand
+
+/// The identity rules of subscriptions, on feed documents built by hand: what the SPEC promises about
+/// duplicates, renamed ids, rotated queries, and items that must never be merged.
+@Suite struct FeedMergeTests {
+    static let today = IssueDate(year: 2026, month: 11, day: 23).unsafelyUnwrapped
+
+    static func date(_ text: String) -> Date {
+        (try? Date(text + "T12:00:00Z", strategy: .iso8601)) ?? Date(timeIntervalSince1970: 0)
+    }
+
+    static func item(_ id: String?, _ title: String?, _ day: String?, _ url: String?) -> FeedItem {
+        FeedItem(
+            id: id, title: title, date: day.map(date),
+            assets: url.flatMap { URL(string: $0) }.map { [FeedAsset(url: $0)] } ?? [])
+    }
+
+    static func document(_ items: [FeedItem]) -> FeedDocument {
+        FeedDocument(format: .rss, title: "Loop", items: items, movedTo: nil)
+    }
+
+    static func emptySubscription() -> Subscription {
+        Subscription(
+            id: "0123456789abcdef", name: "Loop", url: URL(string: "http://127.0.0.1/feed").unsafelyUnwrapped,
+            format: .rss, keep: nil, downloadsAutomatically: true, isPaused: false, isGone: false,
+            created: Date(timeIntervalSince1970: 0), previousURLs: [], lastChecked: nil, lastOutcome: nil, etag: nil,
+            lastModified: nil, bodyDigest: nil, mappingJSON: nil, items: [])
+    }
+
+    /// Merges `document` into `subscription` as a refresh and marks the additions as issues, as `commit` does.
+    static func refresh(_ subscription: Subscription, _ document: FeedDocument, backfill: Bool = false) -> FeedMerge {
+        var merge = FeedMerge(
+            subscription: subscription, document: document, selection: .refresh(backfill: backfill), today: today)
+        for addition in merge.additions {
+            merge.subscription.items[addition.itemIndex].issueName = addition.item.title ?? addition.item.id
+        }
+        return merge
+    }
+
+    static let three = document([
+        item("ep-3", "Episode 3", "2026-11-20", "http://cdn.example/ep3.mp3?sig=a"),
+        item("ep-2", "Episode 2", "2026-11-13", "http://cdn.example/ep2.mp3?sig=a"),
+        item("ep-1", "Episode 1", "2026-11-06", "http://cdn.example/ep1.mp3?sig=a"),
+    ])
+
+    @Test func initialNewestTakesTheNewestByDateAndRemembersTheRest() {
+        let merge = FeedMerge(
+            subscription: Self.emptySubscription(),
+            document: Self.document([
+                Self.item("old", "Old", "2026-01-01", nil), Self.item("new", "New", "2026-11-01", nil),
+                Self.item("mid", "Mid", "2026-06-01", nil),
+            ]), selection: .initial(.newest(2)), today: Self.today)
+        #expect(merge.additions.map(\.item.id) == ["new", "mid"])
+        #expect(merge.seenOnly == 1)
+        #expect(merge.subscription.items.count == 3)
+    }
+
+    @Test func initialSinceAndAll() {
+        let since = FeedMerge(
+            subscription: Self.emptySubscription(), document: Self.three,
+            selection: .initial(.since(IssueDate("2026-11-13").unsafelyUnwrapped)), today: Self.today)
+        #expect(since.additions.map(\.item.id) == ["ep-3", "ep-2"])
+        let all = FeedMerge(
+            subscription: Self.emptySubscription(), document: Self.three, selection: .initial(.all), today: Self.today)
+        #expect(all.additions.count == 3)
+        #expect(all.seenOnly == 0)
+    }
+
+    @Test func aRepeatedRefreshAddsNothingAndChangesNothing() {
+        let first = Self.refresh(Self.emptySubscription(), Self.three)
+        #expect(first.additions.count == 3)
+        let second = Self.refresh(first.subscription, Self.three)
+        #expect(second.additions.isEmpty)
+        #expect(!second.changed)
+        #expect(second.issueUpdates.isEmpty)
+    }
+
+    @Test func aChangedGUIDWithTheSameEnclosureIsTheSameItem() {
+        let first = Self.refresh(Self.emptySubscription(), Self.three)
+        let renamed = Self.document([
+            Self.item("urn:new:3", "Episode 3", "2026-11-20", "http://cdn.example/ep3.mp3?sig=b"),
+            Self.item("ep-2", "Episode 2", "2026-11-13", "http://cdn.example/ep2.mp3?sig=a"),
+            Self.item("ep-1", "Episode 1", "2026-11-06", "http://cdn.example/ep1.mp3?sig=a"),
+        ])
+        let second = Self.refresh(first.subscription, renamed)
+        #expect(second.additions.isEmpty)
+        #expect(second.rematched == 1)
+        let known = second.subscription.items.first { $0.id == "urn:new:3" }
+        #expect(known?.aliases == ["ep-3"])
+        #expect(known?.matchedBy == "enclosure")
+        #expect(second.issueUpdates.count == 1)
+        #expect(second.issueUpdates.first?.origin?.itemID == "urn:new:3")
+        #expect(second.issueUpdates.first?.assets?.first?.url.query == "sig=b")
+        // And the old id, should it come back, is still that item.
+        let third = Self.refresh(second.subscription, Self.three)
+        #expect(third.additions.isEmpty)
+    }
+
+    @Test func aRotatedQueryWithoutGUIDIsTheSameItem() {
+        let noGUID = Self.document([Self.item(nil, "Episode 3", "2026-11-20", "http://cdn.example/ep3.mp3?sig=a")])
+        let first = Self.refresh(Self.emptySubscription(), noGUID)
+        #expect(first.additions.count == 1)
+        let rotated = Self.document([Self.item(nil, "Episode 3", "2026-11-20", "http://cdn.example/ep3.mp3?sig=zz")])
+        let second = Self.refresh(first.subscription, rotated)
+        #expect(second.additions.isEmpty)
+        #expect(second.rematched == 0)
+        #expect(second.issueUpdates.first?.assets?.first?.url.absoluteString == "http://cdn.example/ep3.mp3?sig=zz")
+    }
+
+    @Test func titleAndDateMatchWhenIDAndEnclosureBothChange() {
+        let first = Self.refresh(Self.emptySubscription(), Self.three)
+        let moved = Self.document([
+            Self.item("cms2-3", "Episode 3", "2026-11-20", "http://new-cdn.example/3.mp3"),
+            Self.item("ep-2", "Episode 2", "2026-11-13", "http://cdn.example/ep2.mp3?sig=a"),
+            Self.item("ep-1", "Episode 1", "2026-11-06", "http://cdn.example/ep1.mp3?sig=a"),
+        ])
+        let second = Self.refresh(first.subscription, moved)
+        #expect(second.additions.isEmpty)
+        #expect(second.subscription.items.first { $0.id == "cms2-3" }?.matchedBy == "title-date")
+    }
+
+    @Test func twoDifferentItemsAreNeverMerged() {
+        // A feed that reuses one placeholder enclosure for two episodes, both still listed.
+        let first = Self.refresh(
+            Self.emptySubscription(),
+            Self.document([Self.item("a", "Part A", "2026-11-20", "http://cdn.example/placeholder.mp3")]))
+        let second = Self.refresh(
+            first.subscription,
+            Self.document([
+                Self.item("a", "Part A", "2026-11-20", "http://cdn.example/placeholder.mp3"),
+                Self.item("b", "Part B", "2026-11-21", "http://cdn.example/placeholder.mp3"),
+            ]))
+        #expect(second.additions.map(\.item.id) == ["b"])
+        #expect(second.rematched == 0)
+        // Two new items in one document never take one known item between them.
+        let third = Self.refresh(
+            first.subscription,
+            Self.document([
+                Self.item("x", "Part X", "2026-11-22", "http://cdn.example/placeholder.mp3"),
+                Self.item("y", "Part Y", "2026-11-23", "http://cdn.example/placeholder.mp3"),
+            ]))
+        #expect(third.rematched == 1)
+        #expect(third.additions.count == 1)
+    }
+
+    @Test func backfillAddsSeenItemsThatNeverBecameIssues() {
+        let initial = FeedMerge(
+            subscription: Self.emptySubscription(), document: Self.three, selection: .initial(.newest(1)),
+            today: Self.today)
+        var subscription = initial.subscription
+        for addition in initial.additions { subscription.items[addition.itemIndex].issueName = addition.item.title }
+        #expect(Self.refresh(subscription, Self.three).additions.isEmpty)
+        let backfill = Self.refresh(subscription, Self.three, backfill: true)
+        #expect(backfill.additions.map(\.item.id) == ["ep-2", "ep-1"])
+    }
+
+    @Test func itemsWithoutAnyIdentityAreSkipped() {
+        let merge = Self.refresh(Self.emptySubscription(), Self.document([Self.item(nil, nil, "2026-11-20", nil)]))
+        #expect(merge.additions.isEmpty)
+        #expect(merge.skippedWithoutIdentity == 1)
+    }
+
+    @Test func issueNamesAreDeterministicAndUnique() {
+        let subscription = Self.emptySubscription()
+        let day = IssueDate("2026-11-20").unsafelyUnwrapped
+        let names = Library.issueNameCandidates(title: "  News\n\tof the day ", date: day, itemID: "x", subscription: subscription)
+        #expect(names[0] == "News of the day")
+        #expect(names[1] == "News of the day (2026-11-20)")
+        #expect(names[2].hasPrefix("News of the day (2026-11-20, "))
+        #expect(Set(names).count == names.count)
+        #expect(names == Library.issueNameCandidates(title: "News of the day", date: day, itemID: "x", subscription: subscription))
+        #expect(Library.issueNameCandidates(title: nil, date: day, itemID: "x", subscription: subscription)[0] == "Loop 2026-11-20")
+    }
+
+    @Test func subscriptionRecordsRoundTrip() throws {
+        var subscription = Self.refresh(Self.emptySubscription(), Self.three).subscription
+        subscription.keep = 5
+        subscription.etag = "\"v1\""
+        subscription.items[0].aliases = ["old \"id\""]
+        let data = SubscriptionRecord.encode(subscription)
+        let decoded = try SubscriptionRecord.decode(data, path: "test")
+        #expect(decoded == subscription)
+    }
+}
