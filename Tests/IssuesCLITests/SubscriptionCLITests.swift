@@ -1,0 +1,367 @@
+import Foundation
+import NewsstandTestSupport
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// `subscribe`, `sync` and friends as real processes against the NIO test server serving feeds that
+/// change between rounds, move, vanish, turn hostile, and sign their enclosure links.
+@Suite struct SubscriptionCLITests {
+    struct Episode {
+        var guid: String?
+        var title: String
+        var date: String  // RFC 822
+        var url: String
+    }
+
+    static func rss(_ episodes: [Episode], title: String = "Loopback Podcast", extra: String = "") -> [UInt8] {
+        var xml = """
+            <?xml version="1.0" encoding="UTF-8"?>
+            <rss version="2.0" xmlns:itunes="http://www.itunes.com/dtds/podcast-1.0.dtd">
+            <channel><title>\(title)</title><link>http://127.0.0.1/</link>\(extra)
+
+            """
+        for episode in episodes {
+            xml += "<item><title>\(episode.title)</title><pubDate>\(episode.date)</pubDate>"
+            if let guid = episode.guid { xml += "<guid isPermaLink=\"false\">\(guid)</guid>" }
+            xml += "<enclosure url=\"\(episode.url.replacingOccurrences(of: "&", with: "&amp;"))\" type=\"audio/mpeg\" length=\"1000\"/></item>\n"
+        }
+        xml += "</channel></rss>\n"
+        return Array(xml.utf8)
+    }
+
+    func run(_ args: [String], _ library: URL, environment: [String: String] = [:]) throws -> CommandResult {
+        try CommandRunner.issues(args, library: library, environment: environment)
+    }
+
+    func json(_ args: [String], _ library: URL) throws -> Any {
+        let r = try run(args + ["--json"], library)
+        #expect(r.status == 0, "\(args): \(r.stderr)")
+        return try JSONSerialization.jsonObject(with: Data(r.stdout.utf8))
+    }
+
+    func issueNames(_ library: URL) throws -> [String] {
+        let list = try #require(try json(["list"], library) as? [[String: Any]])
+        return list.compactMap { $0["name"] as? String }.sorted()
+    }
+
+    /// Every catalog file with its bytes: two equal snapshots mean nothing in the catalog was written.
+    func catalogSnapshot(_ library: URL) throws -> [String: Data] {
+        var files: [String: Data] = [:]
+        let root = library.path
+        files["library.json"] = FileManager.default.contents(atPath: root + "/library.json")
+        if let walker = FileManager.default.enumerator(atPath: root + "/.catalog") {
+            for case let path as String in walker {
+                var isDirectory: ObjCBool = false
+                let full = root + "/.catalog/" + path
+                if FileManager.default.fileExists(atPath: full, isDirectory: &isDirectory), !isDirectory.boolValue {
+                    files[path] = FileManager.default.contents(atPath: full)
+                }
+            }
+        }
+        return files
+    }
+
+    func episodes(_ server: TestHTTPServer, _ count: Int, query: String = "") -> [Episode] {
+        (1...count).reversed().map { n in
+            Episode(
+                guid: "loop-\(n)", title: "Episode \(n)", date: "Fri, \(String(format: "%02d", n)) Nov 2026 06:00:00 GMT",
+                url: server.url("/audio/ep\(n).mp3") + query)
+        }
+    }
+
+    @Test func subscribeAddsTheNewestAndAnUnchangedFeedWritesNothing() async throws {
+        try await withTestServer { server in
+            for n in 1...3 { server.serve("/audio/ep\(n).mp3", bytes: patternBytes(count: 1000 + n)) }
+            server.serve("/feed.xml", bytes: Self.rss(episodes(server, 3)), contentType: "application/rss+xml")
+            try await withTemporaryDirectory { lib in
+                let r = try run(["subscribe", server.url("/feed.xml")], lib)
+                #expect(r.status == 0, "\(r.stderr)")
+                #expect(r.stdout.contains("subscribed \"Loopback Podcast\""), "\(r.stdout)")
+                #expect(r.stdout.contains("added \"Episode 3\""), "\(r.stdout)")
+                #expect(r.stdout.contains("2 older items remembered as seen"), "\(r.stdout)")
+                #expect(try issueNames(lib) == ["Episode 3"])
+                let show = try #require(try json(["show", "Episode 3"], lib) as? [String: Any])
+                #expect(show["status"] as? String == "available", "the new issue was downloaded")
+                #expect(show["date"] as? String == "2026-11-03")
+                let origin = try #require(show["origin"] as? [String: Any])
+                #expect(origin["item"] as? String == "loop-3")
+                #expect(origin["matched"] as? String == "id")
+
+                // A 304 round: conditional headers sent, nothing written to the catalog.
+                let before = try catalogSnapshot(lib)
+                let sync = try run(["sync"], lib)
+                #expect(sync.status == 0, "\(sync.stderr)")
+                #expect(sync.stdout.contains("\"Loopback Podcast\": unchanged"), "\(sync.stdout)")
+                let last = try #require(server.requests("/feed.xml").last)
+                #expect(last.header("If-None-Match") != nil)
+                #expect(last.header("If-Modified-Since") != nil)
+                #expect(try catalogSnapshot(lib) == before)
+                let subscriptions = try #require(try json(["subscriptions"], lib) as? [[String: Any]])
+                #expect(subscriptions.first?["lastOutcome"] as? String == "unchanged")
+                #expect(subscriptions.first?["itemsSeen"] as? Int == 3)
+                #expect(subscriptions.first?["format"] as? String == "rss")
+
+                // A 200 with the same body (a server without validators) writes nothing either.
+                server.setFaults("/feed.xml", Faults(omitValidators: true))
+                let again = try run(["sync"], lib)
+                #expect(again.stdout.contains("unchanged"), "\(again.stdout)")
+                #expect(try catalogSnapshot(lib) == before)
+            }
+        }
+    }
+
+    @Test func aChangedGUIDARotatedQueryAndANewItemAddExactlyOneIssue() async throws {
+        try await withTestServer { server in
+            for n in 1...4 { server.serve("/audio/ep\(n).mp3", bytes: patternBytes(count: 500 + n)) }
+            server.serve("/feed.xml", bytes: Self.rss(episodes(server, 3, query: "?sig=one")))
+            try await withTemporaryDirectory { lib in
+                #expect(try run(["subscribe", server.url("/feed.xml"), "--initial", "all", "--no-download"], lib).status == 0)
+                #expect(try issueNames(lib) == ["Episode 1", "Episode 2", "Episode 3"])
+                var changed = episodes(server, 4, query: "?sig=two")
+                changed[1].guid = "https://new-cms.example/items/3"  // episode 3 gets a new guid
+                changed[3].guid = nil  // episode 1 loses its guid; its enclosure (without query) stays
+                server.serve("/feed.xml", bytes: Self.rss(changed))
+                for _ in 0..<2 {
+                    let r = try run(["sync", "--no-download"], lib)
+                    #expect(r.status == 0, "\(r.stderr)")
+                }
+                #expect(try issueNames(lib) == ["Episode 1", "Episode 2", "Episode 3", "Episode 4"])
+                let show = try #require(try json(["show", "Episode 3"], lib) as? [String: Any])
+                let origin = try #require(show["origin"] as? [String: Any])
+                #expect(origin["matched"] as? String == "enclosure")
+                #expect(origin["item"] as? String == "https://new-cms.example/items/3")
+                let assets = try #require(show["assets"] as? [[String: Any]])
+                #expect((assets.first?["url"] as? String)?.hasSuffix("ep3.mp3?sig=two") == true, "\(assets)")
+            }
+        }
+    }
+
+    @Test func permanentRedirectsMoveTheSubscriptionAndTemporaryOnesDoNot() async throws {
+        try await withTestServer { server in
+            server.serve("/audio/ep1.mp3", bytes: patternBytes(count: 100))
+            server.serve("/new.xml", bytes: Self.rss(episodes(server, 1)))
+            server.serve("/old.xml", bytes: [])
+            server.setFaults("/old.xml", Faults(redirectTo: server.url("/new.xml"), redirectStatus: 302))
+            try await withTemporaryDirectory { lib in
+                #expect(try run(["subscribe", server.url("/old.xml"), "--no-download"], lib).status == 0)
+                var subscription = try #require((try json(["subscriptions"], lib) as? [[String: Any]])?.first)
+                #expect(subscription["url"] as? String == server.url("/old.xml"))
+                server.setFaults("/old.xml", Faults(redirectTo: server.url("/new.xml"), redirectStatus: 301))
+                server.serve("/new.xml", bytes: Self.rss(episodes(server, 1), title: "Loopback Podcast (moved)"))
+                let r = try run(["sync"], lib)
+                #expect(r.stdout.contains("moved to \(server.url("/new.xml"))"), "\(r.stdout)")
+                subscription = try #require((try json(["subscriptions"], lib) as? [[String: Any]])?.first)
+                #expect(subscription["url"] as? String == server.url("/new.xml"))
+                #expect(subscription["previousURLs"] as? [String] == [server.url("/old.xml")])
+            }
+        }
+    }
+
+    @Test func aFailingSubscriptionNeverStopsTheOthers() async throws {
+        try await withTestServer { server in
+            server.serve("/audio/ep1.mp3", bytes: patternBytes(count: 100))
+            server.serve("/good.xml", bytes: Self.rss(episodes(server, 1), title: "Good"))
+            server.serve("/loop-a.xml", bytes: Self.rss(episodes(server, 1), title: "Looping"))
+            server.serve("/gone.xml", bytes: Self.rss(episodes(server, 1), title: "Gone"))
+            try await withTemporaryDirectory { lib in
+                for path in ["/good.xml", "/loop-a.xml", "/gone.xml"] {
+                    let r = try run(["subscribe", server.url(path), "--initial", "0"], lib)
+                    #expect(r.status == 0, "\(r.stderr)")
+                }
+                server.setFaults("/loop-a.xml", Faults(redirectTo: server.url("/loop-b.xml"), redirectStatus: 301))
+                server.setFaults("/loop-b.xml", Faults(redirectTo: server.url("/loop-a.xml"), redirectStatus: 301))
+                server.setFaults("/gone.xml", Faults(status: 410, statusResponses: 100))
+                server.serve("/good.xml", bytes: Self.rss(episodes(server, 1) + [], title: "Good", extra: "<description>v2</description>"))
+                let r = try run(["sync", "--no-download"], lib)
+                #expect(r.status == 1)
+                #expect(r.stderr.contains("error: \"Looping\":") && r.stderr.contains("redirect"), "\(r.stderr)")
+                #expect(r.stderr.contains("error: \"Gone\":") && r.stderr.contains("410"), "\(r.stderr)")
+                #expect(r.stdout.contains("\"Good\": 1 new issue"), "\(r.stdout)")
+                let subscriptions = try #require(try json(["subscriptions"], lib) as? [[String: Any]])
+                let gone = try #require(subscriptions.first { $0["name"] as? String == "Gone" })
+                #expect(gone["gone"] as? Bool == true && gone["paused"] as? Bool == true)
+                // A paused subscription is skipped by a plain sync, and synced when named.
+                let count = server.requestCount("/gone.xml")
+                _ = try run(["sync", "--no-download", "Good"], lib)
+                _ = try run(["sync", "--no-download"], lib)
+                #expect(server.requestCount("/gone.xml") == count)
+                #expect(try run(["sync", "--no-download", "Gone"], lib).status == 1)
+                #expect(server.requestCount("/gone.xml") == count + 1)
+            }
+        }
+    }
+
+    @Test func anHTMLPageIsFollowedToItsFeed() async throws {
+        try await withTestServer { server in
+            server.serve("/audio/ep1.mp3", bytes: patternBytes(count: 100))
+            server.serve("/feed.xml", bytes: Self.rss(episodes(server, 1)))
+            server.serve("/nofeed.html", bytes: Array("<!doctype html><html><head><title>x</title></head></html>".utf8), contentType: "text/html")
+            server.serve(
+                "/index.html",
+                bytes: Array(
+                    """
+                    <!doctype html><html><head><title>Loopback</title>
+                    <link rel="alternate" type="application/rss+xml" title="Podcast" href="/feed.xml">
+                    </head><body>Our podcast</body></html>
+                    """.utf8), contentType: "text/html")
+            try await withTemporaryDirectory { lib in
+                let r = try run(["subscribe", server.url("/index.html"), "--no-download"], lib)
+                #expect(r.status == 0, "\(r.stderr)")
+                #expect(r.stdout.contains("is an HTML page"), "\(r.stdout)")
+                let subscription = try #require((try json(["subscriptions"], lib) as? [[String: Any]])?.first)
+                #expect(subscription["url"] as? String == server.url("/feed.xml"))
+                let bad = try run(["subscribe", server.url("/nofeed.html")], lib)
+                #expect(bad.status == 1)
+                #expect(bad.stderr.hasPrefix("error: ") && bad.stderr.contains("HTML page"), "\(bad.stderr)")
+            }
+        }
+    }
+
+    @Test func hostileFeedsAreRefusedAndRecordNothing() async throws {
+        let laughs = """
+            <?xml version="1.0"?>
+            <!DOCTYPE rss [<!ENTITY a "lol"><!ENTITY b "&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;"><!ENTITY c "&b;&b;&b;&b;&b;&b;&b;&b;&b;&b;">]>
+            <rss version="2.0"><channel><title>&c;</title></channel></rss>
+            """
+        let external = """
+            <?xml version="1.0"?>
+            <!DOCTYPE rss [<!ENTITY x SYSTEM "file:///etc/passwd">]>
+            <rss version="2.0"><channel><title>&x;</title></channel></rss>
+            """
+        try await withTestServer { server in
+            server.serve("/laughs.xml", bytes: Array(laughs.utf8))
+            server.serve("/external.xml", bytes: Array(external.utf8))
+            server.serve("/truncated.xml", bytes: Array(Self.rss(episodes(server, 2)).prefix(200)))
+            server.serve("/huge.xml", bytes: [UInt8](repeating: 0x20, count: 33 << 20))
+            try await withTemporaryDirectory { lib in
+                for (path, words) in [
+                    ("/laughs.xml", "entit"), ("/external.xml", "entit"), ("/truncated.xml", "feed"),
+                    ("/huge.xml", "bytes"),
+                ] {
+                    let r = try run(["subscribe", server.url(path)], lib)
+                    #expect(r.status == 1, "\(path)")
+                    #expect(r.stderr.hasPrefix("error: ") && r.stderr.contains(words), "\(path): \(r.stderr)")
+                }
+                let listed = try run(["subscriptions", "--json"], lib)
+                #expect(listed.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "[]", "\(listed.stdout)")
+            }
+        }
+    }
+
+    @Test func twoConcurrentSyncsNeverAddAnItemTwice() async throws {
+        try await withTestServer { server in
+            server.serve("/feed.xml", bytes: Self.rss(episodes(server, 2)))
+            try await withTemporaryDirectory { lib in
+                #expect(try run(["subscribe", server.url("/feed.xml"), "--initial", "0"], lib).status == 0)
+                for round in 0..<3 {
+                    let count = 3 + round * 5
+                    server.serve("/feed.xml", bytes: Self.rss(episodes(server, count)))
+                    let children = try (0..<4).map { _ in
+                        try CommandRunner.start(
+                            CommandRunner.issuesBinary, ["sync", "--library", lib.path, "--no-download"],
+                            environment: CommandRunner.environment())
+                    }
+                    for child in children {
+                        let r = try await child.wait()
+                        #expect(r.status == 0, "\(r.stderr)")
+                    }
+                    #expect(try issueNames(lib).count == count - 2, "round \(round)")
+                }
+            }
+        }
+    }
+
+    @Test func anExpiredSignedLinkContinuesAtTheNewURLWithoutRefetching() async throws {
+        try await withTestServer { server in
+            let audio = patternBytes(count: 3_000_000)
+            server.serve("/audio/ep1.mp3", bytes: audio)
+            server.requireSignature("/audio/ep1.mp3", valid: "one", expiresOnCutTo: "two")
+            server.setFaults("/audio/ep1.mp3", Faults(cutAfterBytes: 1_000_000, cutResponses: 1))
+            server.serve("/feed.xml", bytes: Self.rss(episodes(server, 1, query: "?sig=one")))
+            try await withTemporaryDirectory { lib in
+                #expect(try run(["subscribe", server.url("/feed.xml"), "--no-download"], lib).status == 0)
+                // The publisher re-signs its links; the library still has the old one.
+                server.serve("/feed.xml", bytes: Self.rss(episodes(server, 1, query: "?sig=two")))
+                let r = try run(["download"], lib)
+                #expect(r.status == 0, "\(r.stderr)")
+                let show = try #require(try json(["show", "Episode 1"], lib) as? [String: Any])
+                #expect(show["status"] as? String == "available")
+                let asset = try #require((show["assets"] as? [[String: Any]])?.first)
+                #expect((asset["url"] as? String)?.hasSuffix("?sig=two") == true)
+                #expect(server.bodyBytesSent("/audio/ep1.mp3") <= audio.count, "no byte fetched twice")
+                let last = try #require(server.requests("/audio/ep1.mp3").last)
+                #expect(last.uri.hasSuffix("?sig=two"))
+                #expect(last.header("Range") != nil && last.header("If-Range") != nil)
+            }
+        }
+    }
+
+    @Test func optionsPauseRenameAndUnsubscribe() async throws {
+        try await withTestServer { server in
+            for n in 1...2 { server.serve("/audio/ep\(n).mp3", bytes: patternBytes(count: 100 + n)) }
+            server.serve("/feed.xml", bytes: Self.rss(episodes(server, 2)))
+            try await withTemporaryDirectory { lib in
+                #expect(try run(["subscribe", server.url("/feed.xml"), "--name", "Loop", "--initial", "all", "--no-download"], lib).status == 0)
+                let dup = try run(["subscribe", server.url("/feed.xml")], lib)
+                #expect(dup.status == 1 && dup.stderr.contains("already subscribed"), "\(dup.stderr)")
+                #expect(try run(["configure", "Loop", "--rename", "Loopback", "--keep", "5", "--download"], lib).status == 0)
+                #expect(try run(["pause", "Loopback"], lib).status == 0)
+                var subscription = try #require((try json(["subscriptions"], lib) as? [[String: Any]])?.first)
+                #expect(subscription["name"] as? String == "Loopback")
+                #expect(subscription["keep"] as? Int == 5)
+                #expect(subscription["paused"] as? Bool == true)
+                #expect(subscription["download"] as? Bool == true)
+                #expect(try run(["unpause", "Loopback"], lib).status == 0)
+                subscription = try #require((try json(["subscriptions"], lib) as? [[String: Any]])?.first)
+                #expect(subscription["paused"] as? Bool == false)
+                let table = try run(["subscriptions"], lib)
+                #expect(table.stdout.contains("Loopback") && table.stdout.contains("keep 5"), "\(table.stdout)")
+                let missing = try run(["sync", "Nope"], lib)
+                #expect(missing.status == 1 && missing.stderr.contains("no subscription named \"Nope\""))
+
+                #expect(try run(["unsubscribe", "Loopback"], lib).status == 0)
+                #expect(try issueNames(lib).count == 2, "issues stay")
+                #expect(try run(["subscribe", server.url("/feed.xml"), "--name", "Again", "--initial", "all", "--no-download"], lib).status == 0)
+                let names = try issueNames(lib)
+                #expect(names.count == 4, "new issues under suffixed names: \(names)")
+                #expect(names.contains("Episode 2 (2026-11-02)"), "\(names)")
+                let removed = try run(["unsubscribe", "Again", "--remove-issues"], lib)
+                #expect(removed.status == 0, "\(removed.stderr)")
+                #expect(try issueNames(lib) == ["Episode 1", "Episode 2"])
+            }
+        }
+    }
+
+    @Test func opmlExportAndTolerantImport() async throws {
+        try await withTestServer { server in
+            server.serve("/a.xml", bytes: Self.rss([], title: "Feed A & Co"))
+            server.serve("/b.xml", bytes: Self.rss([], title: "Feed B"))
+            try await withTemporaryDirectory { lib in
+                #expect(try run(["subscribe", server.url("/a.xml")], lib).status == 0)
+                #expect(try run(["subscribe", server.url("/b.xml")], lib).status == 0)
+                let exported = try run(["subscriptions", "--opml"], lib)
+                #expect(exported.stdout.contains("Feed A &amp; Co"))
+                let opml = exported.stdout.replacingOccurrences(
+                    of: "</body>",
+                    with: """
+                        <outline text="Broken" xmlUrl="ftp://nowhere/feed"/>
+                        <outline text="Missing" xmlUrl="\(server.url("/missing.xml"))"/>
+                        </body>
+                        """)
+                let file = lib.appendingPathComponent("subs.opml")
+                try Data(opml.utf8).write(to: file)
+                try await withTemporaryDirectory { other in
+                    let r = try run(["subscribe", "--opml", file.path], other)
+                    #expect(r.status == 1)
+                    #expect(r.stdout.contains("subscribed \"Feed A & Co\"") && r.stdout.contains("subscribed \"Feed B\""), "\(r.stdout)")
+                    #expect(r.stderr.contains("error: \"Broken\"") && r.stderr.contains("error: \"Missing\""), "\(r.stderr)")
+                    let names = try #require(try json(["subscriptions"], other) as? [[String: Any]]).compactMap { $0["name"] as? String }
+                    #expect(names == ["Feed A & Co", "Feed B"])
+                }
+            }
+        }
+    }
+}
