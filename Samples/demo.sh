@@ -49,6 +49,7 @@ command -v python3 >/dev/null || fail "python3 is needed for the sample publishe
 work=$(mktemp -d "${TMPDIR:-/tmp}/issues-demo.XXXXXX")
 library=$(mktemp -d "${TMPDIR:-/tmp}/issues-demo-library.XXXXXX")
 reader_library=$(mktemp -d "${TMPDIR:-/tmp}/issues-demo-reader.XXXXXX")
+feed_library=$(mktemp -d "${TMPDIR:-/tmp}/issues-demo-feeds.XXXXXX")
 export ISSUES_LIBRARY=$library
 unset http_proxy https_proxy HTTP_PROXY HTTPS_PROXY
 
@@ -65,7 +66,7 @@ cleanup() {
     stop "$throttled_pid"
     rm -rf "$work"
     if (( status != 0 )); then
-        echo "demo failed (exit $status); libraries left in $library and $reader_library" >&2
+        echo "demo failed (exit $status); libraries left in $library, $reader_library and $feed_library" >&2
     fi
     exit "$status"
 }
@@ -206,11 +207,36 @@ heading "the sample reader app (Samples/SampleReader) into a second library"
 show_cmd sample-reader "$reader_library" "$catalog" "$base" "$first"
 "$SAMPLE_READER_BIN" "$reader_library" "$catalog" "$base" "$first" 2>&1
 
+heading "subscriptions: the publisher's feeds become issues by themselves ($feed_library)"
+python3 "$here/publisher/make_feeds.py" --publisher "$work/publisher" --base "$base"
+export ISSUES_LIBRARY=$feed_library
+issues subscribe "$base/feeds/podcast.rss" --initial 1
+issues subscribe "$base/feeds/daily-loop.atom" --initial 2 --keep 2
+issues subscribe "$base/feeds/field-notes.json"
+issues subscribe "$base/feeds/quarterly.json" --no-download
+issues subscribe "$base/api/HPImageArchive.json" --name 'Daily Picture' --map "$root/Samples/mappings/daily-picture.json" --initial all
+
+heading "a sync round with nothing new: every feed answers 304 or an unchanged body, and the catalog is not written"
+catalog_sum() { (cd "$feed_library" && find library.json .catalog -type f -print0 | sort -z | xargs -0 sha256sum | sha256sum | cut -c1-16); }
+before=$(catalog_sum)
+issues sync
+after=$(catalog_sum)
+echo "catalog checksum before: $before, after: $after"
+[[ $before == "$after" ]] || fail "an unchanged sync wrote to the catalog"
+
+heading "the publisher adds an episode; the next sync adds and downloads it"
+python3 "$here/publisher/make_feeds.py" --publisher "$work/publisher" --base "$base" --extra-episode
+issues sync
+issues subscriptions
+issues list
+issues show 'Loopback Podcast #43'
+export ISSUES_LIBRARY=$library
+
 heading "stopping the sample servers"
 stop "$server_pid"; echo "stopped pid $server_pid"; server_pid=""
 stop "$throttled_pid"; echo "stopped pid $throttled_pid"; throttled_pid=""
 
 heading "done in $((SECONDS - started_at)) s"
 echo "the library is at $library (ISSUES_LIBRARY=$library issues list)"
-echo "the sample reader's library is at $reader_library"
-echo "both are throw-away: rm -rf $library $reader_library"
+echo "the sample reader's library is at $reader_library, the subscribed one at $feed_library"
+echo "all are throw-away: rm -rf $library $reader_library $feed_library"
