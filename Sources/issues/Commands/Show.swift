@@ -19,7 +19,12 @@ struct Show: AsyncParsableCommand {
         if output.json {
             Terminal.output(library.json(for: issue))
         } else {
-            Terminal.output(TableRenderer.issue(IssueReport(issue, library: library)))
+            var subscription: String?
+            if let origin = issue.origin {
+                subscription = try await library.subscriptions().first { $0.id == origin.subscriptionID }?.name
+            }
+            Terminal.output(TableRenderer.issue(IssueReport(issue, library: library, subscriptionName: subscription)))
         }
     }
 }
+

@@ -11,8 +11,10 @@ struct IssueReport {
     var assetsTotal: Int
     var bytes: Int64
     var assets: [AssetReport]
+    /// Where a subscribed issue came from: the subscription's name and the item, and how it was matched.
+    var origin: String?
 
-    init(_ issue: Issue, library: Library) {
+    init(_ issue: Issue, library: Library, subscriptionName: String? = nil) {
         name = issue.name
         date = issue.date.description
         status = issue.status.rawValue
@@ -20,6 +22,10 @@ struct IssueReport {
         assets = issue.assets.map { AssetReport($0, library: library) }
         assetsDone = issue.assets.filter(\.isComplete).count
         assetsTotal = issue.assets.count
+        if let from = issue.origin {
+            let matched = from.matchedBy == "id" ? "" : ", recognised by \(from.matchedBy) after its id changed"
+            origin = "\(subscriptionName.map { $0.debugDescription } ?? "subscription \(from.subscriptionID)"), item \(from.itemID.debugDescription)\(matched)"
+        }
         // Sizes come from outside: a sum that would overflow shows the largest value instead of trapping.
         bytes = assets.reduce(Int64(0)) { total, asset in
             let (sum, overflow) = total.addingReportingOverflow(asset.receivedBytes)

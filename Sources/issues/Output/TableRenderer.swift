@@ -10,6 +10,7 @@ enum TableRenderer {
             "folder:  \(report.directory)",
             "assets:  \(report.assetsDone)/\(report.assetsTotal) done, \(Format.bytes(report.bytes))",
         ]
+        if let origin = report.origin { lines.append("from:    \(origin)") }
         for asset in report.assets {
             let size =
                 asset.expectedBytes.map { "\(Format.bytes(asset.receivedBytes)) / \(Format.bytes($0))" }
