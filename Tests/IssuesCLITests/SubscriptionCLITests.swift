@@ -364,4 +364,69 @@ import Testing
             }
         }
     }
+
+    @Test func itunesNewFeedURLMovesOnlyAfterTheNewLocationParses() async throws {
+        try await withTestServer { server in
+            for n in 1...2 { server.serve("/audio/ep\(n).mp3", bytes: patternBytes(count: 200 + n)) }
+            server.serve("/old.xml", bytes: Self.rss(episodes(server, 1)))
+            try await withTemporaryDirectory { lib in
+                #expect(try run(["subscribe", server.url("/old.xml")], lib).status == 0)
+                // The new location is not a feed yet: the subscription stays where it is.
+                server.serve("/new.xml", bytes: Array("not a feed".utf8), contentType: "text/plain")
+                let moving = "<itunes:new-feed-url>\(server.url("/new.xml"))</itunes:new-feed-url>"
+                server.serve("/old.xml", bytes: Self.rss(episodes(server, 1), extra: moving))
+                let stay = try run(["sync"], lib)
+                #expect(stay.status == 0, "\(stay.stderr)")
+                #expect(stay.stdout.contains("which did not read as a feed"), "\(stay.stdout)")
+                var subscription = try #require((try json(["subscriptions"], lib) as? [[String: Any]])?.first)
+                #expect(subscription["url"] as? String == server.url("/old.xml"))
+                // Once it parses, the move happens, and its new item is added and downloaded.
+                server.serve("/new.xml", bytes: Self.rss(episodes(server, 2)))
+                server.serve("/old.xml", bytes: Self.rss(episodes(server, 1), extra: moving + "<!-- v3 -->"))
+                let moved = try run(["sync"], lib)
+                #expect(moved.status == 0, "\(moved.stderr)")
+                #expect(moved.stdout.contains("moved to \(server.url("/new.xml"))"), "\(moved.stdout)")
+                #expect(moved.stdout.contains("1 new issue"), "\(moved.stdout)")
+                subscription = try #require((try json(["subscriptions"], lib) as? [[String: Any]])?.first)
+                #expect(subscription["url"] as? String == server.url("/new.xml"))
+                let show = try #require(try json(["show", "Episode 2"], lib) as? [String: Any])
+                #expect(show["status"] as? String == "available", "sync downloaded the new issue")
+            }
+        }
+    }
+
+    @Test func theDailyPictureMappingOfTheReadme() async throws {
+        let mapping = CommandRunner.packageRoot.appendingPathComponent("Samples/mappings/daily-picture.json")
+        let api = """
+            {"images": [
+              {"startdate": "20170319", "urlbase": "/az/hprichbg/rb/TingSakura_ZH-CN14945610051",
+               "copyright": "Sakura", "hsh": "c4afb61170efde716ed371c02f8db13f"},
+              {"startdate": "20170318", "urlbase": "/az/hprichbg/rb/Harbour_ZH-CN1", "copyright": "Harbour",
+               "hsh": "d4afb61170efde716ed371c02f8db13f"}
+            ]}
+            """
+        try await withTestServer { server in
+            server.serve("/HPImageArchive.aspx", bytes: Array(api.utf8), contentType: "application/json")
+            server.serve("/az/hprichbg/rb/TingSakura_ZH-CN14945610051_1920x1080.jpg", bytes: patternBytes(count: 3000))
+            server.serve("/az/hprichbg/rb/Harbour_ZH-CN1_1920x1080.jpg", bytes: patternBytes(count: 2000))
+            try await withTemporaryDirectory { lib in
+                let r = try run(
+                    ["subscribe", server.url("/HPImageArchive.aspx") + "?format=js&idx=0&n=8", "--name", "Daily Picture",
+                     "--map", mapping.path, "--initial", "all"], lib)
+                #expect(r.status == 0, "\(r.stderr)")
+                let list = try #require(try json(["list"], lib) as? [[String: Any]])
+                #expect(list.count == 2)
+                let dates = list.compactMap { $0["date"] as? String }.sorted()
+                #expect(dates == ["2017-03-18", "2017-03-19"])
+                #expect(list.allSatisfy { $0["status"] as? String == "available" }, "\(list)")
+                let newest = try #require(list.first { $0["date"] as? String == "2017-03-19" })
+                let asset = try #require((newest["assets"] as? [[String: Any]])?.first)
+                #expect(asset["url"] as? String == server.url("/az/hprichbg/rb/TingSakura_ZH-CN14945610051_1920x1080.jpg"))
+                let subscription = try #require((try json(["subscriptions"], lib) as? [[String: Any]])?.first)
+                #expect(subscription["format"] as? String == "mapped")
+                #expect(subscription["mapped"] as? Bool == true)
+                #expect(try run(["sync"], lib).stdout.contains("unchanged"))
+            }
+        }
+    }
 }
