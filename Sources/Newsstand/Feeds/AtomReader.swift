@@ -1,0 +1,113 @@
+import Foundation
+
+/// Atom 1.0 (RFC 4287) into a ``FeedDocument``: `feed/title`; per entry `id`, `title`, `published` (else
+/// `updated`), every `link rel="enclosure"`, resolved against `xml:base` where the feed sets one. A
+/// `type="html"` title is unescaped HTML: its tags are dropped; an `xhtml` one gives its text.
+enum AtomReader {
+    static let namespace = "http://www.w3.org/2005/Atom"
+
+    private enum Field {
+        case feedTitle, id, title, published, updated
+    }
+
+    private struct Node {
+        var isEntry: Bool
+        var base: URL?
+    }
+
+    static func read(_ xml: inout XMLTokenizer, root: XMLTokenizer.StartTag, context: FeedContext) throws
+        -> FeedDocument
+    {
+        // Atom's elements are in the root's namespace (Atom 1.0's, or an older draft's).
+        let atom = root.namespace
+        var document = FeedDocument(format: .atom, title: nil, items: [], movedTo: nil)
+        var stack = [Node(isEntry: false, base: base(of: root, in: context.url))]
+        var entry = EntryFields()
+        var capture: (field: Field, depth: Int, isHTML: Bool)?
+        var buffer = ""
+
+        while let event = try xml.next() {
+            switch event {
+            case .start(let tag):
+                let parent = stack.last ?? Node(isEntry: false, base: nil)
+                if capture != nil {
+                    stack.append(parent)
+                    continue
+                }
+                let ours = tag.namespace == atom
+                let node = Node(isEntry: false, base: base(of: tag, in: parent.base))
+                if ours && tag.localName == "entry" && stack.count == 1 {
+                    guard document.items.count < context.limits.maxItems else { return document }
+                    entry = EntryFields()
+                    stack.append(Node(isEntry: true, base: node.base))
+                    continue
+                }
+                if ours && parent.isEntry && tag.localName == "link" {
+                    if tag.attribute("rel")?.trimmingCharacters(in: .whitespaces).lowercased() == "enclosure" {
+                        entry.enclosures.append(
+                            (tag.attribute("href"), node.base, tag.attribute("length"), tag.attribute("type")))
+                    }
+                } else if ours && (parent.isEntry || stack.count == 1) {
+                    let isHTML = tag.attribute("type")?.lowercased() == "html"
+                    switch (tag.localName, parent.isEntry) {
+                    case ("title", false): capture = (.feedTitle, xml.depth, isHTML)
+                    case ("title", true): capture = (.title, xml.depth, isHTML)
+                    case ("id", true): capture = (.id, xml.depth, false)
+                    case ("published", true): capture = (.published, xml.depth, false)
+                    case ("updated", true): capture = (.updated, xml.depth, false)
+                    default: break
+                    }
+                }
+                if capture != nil {
+                    buffer = ""
+                    stack.append(node)
+                } else {
+                    try xml.skipElement()
+                }
+            case .text(let text):
+                if capture != nil { buffer += xml.string(text) }
+            case .end:
+                guard let node = stack.popLast() else { return document }
+                if let open = capture, xml.depth < open.depth {
+                    capture = nil
+                    let text = open.isHTML ? HTMLText.plain(buffer) : buffer
+                    switch open.field {
+                    case .feedTitle: document.title = document.title ?? context.text(text)
+                    case .title: entry.title = entry.title ?? context.text(text)
+                    case .id: entry.id = entry.id ?? context.text(text)
+                    case .published: entry.published = entry.published ?? FeedDate.rfc3339(text)
+                    case .updated: entry.updated = entry.updated ?? FeedDate.rfc3339(text)
+                    }
+                }
+                if node.isEntry { document.items.append(entry.make(context)) }
+                if stack.isEmpty { return document }
+            }
+        }
+        return document
+    }
+
+    /// The base URL in effect inside `tag`: its `xml:base` resolved against the outer one.
+    private static func base(of tag: XMLTokenizer.StartTag, in outer: URL?) -> URL? {
+        guard let text = tag.attribute("base", namespace: XMLTokenizer.xmlNamespace) else { return outer }
+        let encoded = FeedContext.percentEncodeIllegal(text.trimmingCharacters(in: .whitespacesAndNewlines))
+        return URL(string: encoded, relativeTo: outer)?.absoluteURL ?? outer
+    }
+
+    private struct EntryFields {
+        var id: String?
+        var title: String?
+        var published: Date?
+        var updated: Date?
+        var enclosures: [(href: String?, base: URL?, length: String?, type: String?)] = []
+
+        func make(_ context: FeedContext) -> FeedItem {
+            var assets: [FeedAsset] = []
+            for link in enclosures where assets.count < context.limits.maxAssetsPerItem {
+                if let asset = context.enclosure(url: link.href, base: link.base, length: link.length, type: link.type) {
+                    assets.append(asset)
+                }
+            }
+            return FeedItem(id: id, title: title, date: published ?? updated, assets: assets)
+        }
+    }
+}

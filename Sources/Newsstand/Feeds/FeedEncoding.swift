@@ -1,0 +1,78 @@
+/// Feeds not in UTF-8, made UTF-8 before anything reads them: UTF-16 (by its byte-order mark, or by the
+/// zero bytes of `<?` in it), and XML that declares ISO-8859-1, Latin-1, US-ASCII or Windows-1252 (read as
+/// Windows-1252, its superset in practice). Any other declared encoding is read as UTF-8, invalid
+/// sequences becoming U+FFFD.
+enum FeedEncoding {
+    /// The body in UTF-8 when it was in another encoding; nil when it is UTF-8 (or claims nothing else).
+    static func utf8(_ bytes: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
+        guard bytes.count >= 2 else { return nil }
+        if bytes[0] == 0xFE && bytes[1] == 0xFF { return utf16(bytes, from: 2, bigEndian: true) }
+        if bytes[0] == 0xFF && bytes[1] == 0xFE { return utf16(bytes, from: 2, bigEndian: false) }
+        if bytes[0] == 0 && bytes[1] == UInt8(ascii: "<") { return utf16(bytes, from: 0, bigEndian: true) }
+        if bytes[0] == UInt8(ascii: "<") && bytes[1] == 0 { return utf16(bytes, from: 0, bigEndian: false) }
+        guard let declared = declaredEncoding(bytes) else { return nil }
+        switch declared {
+        case "iso-8859-1", "latin1", "latin-1", "iso8859-1", "us-ascii", "ascii", "windows-1252", "cp1252":
+            return windows1252(bytes)
+        default:
+            return nil
+        }
+    }
+
+    /// The `encoding` of an `<?xml … ?>` declaration at the very start, lowercased.
+    private static func declaredEncoding(_ bytes: UnsafeBufferPointer<UInt8>) -> String? {
+        let head = Array(bytes.prefix(256))
+        guard head.starts(with: Array("<?xml".utf8)), let end = find(Array("?>".utf8), in: head),
+            let key = find(Array("encoding".utf8), in: Array(head[..<end]))
+        else { return nil }
+        var k = key + 8
+        while k < end, head[k] == 0x20 || head[k] == UInt8(ascii: "=") || head[k] == 0x09 { k += 1 }
+        guard k < end, head[k] == UInt8(ascii: "\"") || head[k] == UInt8(ascii: "'") else { return nil }
+        let quote = head[k]
+        k += 1
+        let start = k
+        while k < end, head[k] != quote { k += 1 }
+        return String(decoding: head[start..<k], as: UTF8.self).lowercased()
+    }
+
+    private static func find(_ needle: [UInt8], in haystack: [UInt8]) -> Int? {
+        guard haystack.count >= needle.count else { return nil }
+        for k in 0...(haystack.count - needle.count) where haystack[k..<(k + needle.count)].elementsEqual(needle) {
+            return k
+        }
+        return nil
+    }
+
+    private static func utf16(_ bytes: UnsafeBufferPointer<UInt8>, from start: Int, bigEndian: Bool) -> [UInt8] {
+        var units: [UInt16] = []
+        units.reserveCapacity((bytes.count - start) / 2)
+        var k = start
+        while k + 1 < bytes.count {
+            let (high, low) = bigEndian ? (bytes[k], bytes[k + 1]) : (bytes[k + 1], bytes[k])
+            units.append(UInt16(high) << 8 | UInt16(low))
+            k += 2
+        }
+        return Array(String(decoding: units, as: UTF16.self).utf8)
+    }
+
+    /// The code points Windows-1252 puts at 0x80–0x9F (ISO-8859-1's C1 controls there are never meant).
+    private static let high: [UInt32] = [
+        0x20AC, 0xFFFD, 0x201A, 0x0192, 0x201E, 0x2026, 0x2020, 0x2021, 0x02C6, 0x2030, 0x0160, 0x2039, 0x0152,
+        0xFFFD, 0x017D, 0xFFFD, 0xFFFD, 0x2018, 0x2019, 0x201C, 0x201D, 0x2022, 0x2013, 0x2014, 0x02DC, 0x2122,
+        0x0161, 0x203A, 0x0153, 0xFFFD, 0x017E, 0x0178,
+    ]
+
+    private static func windows1252(_ bytes: UnsafeBufferPointer<UInt8>) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(bytes.count + bytes.count / 8)
+        for byte in bytes {
+            if byte < 0x80 {
+                out.append(byte)
+                continue
+            }
+            let value = (0x80...0x9F).contains(byte) ? high[Int(byte - 0x80)] : UInt32(byte)
+            UTF8.encode(Unicode.Scalar(value) ?? "\u{FFFD}") { out.append($0) }
+        }
+        return out
+    }
+}
