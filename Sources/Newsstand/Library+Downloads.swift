@@ -288,6 +288,8 @@ extension Library {
                         job.url = url
                     }
                 }
+                // The feed's new link is what the catalog now holds; the commit below must not put back the old.
+                asset.url = job.url
                 fetched = result.bytesFetched
                 record = result.record
                 let durable = configuration.syncDownloads

@@ -156,7 +156,7 @@ extension Library {
             subscription.url,
             validators: DocumentValidators(etag: subscription.etag, lastModified: subscription.lastModified),
             maxBytes: FeedLimits().maxBodyBytes)
-        var movedTo = fetched.permanentURL
+        var movedTo = fetched.permanentURL.flatMap { $0 == subscription.url ? nil : $0 }
         guard case .body(let body) = fetched.outcome else {
             if let movedTo { try await move(subscription, to: movedTo) }
             report.movedTo = movedTo
@@ -168,7 +168,7 @@ extension Library {
         }
         var notes: [String] = []
         let read = try await readFeed(body, from: fetched, mapping: mapping, following: false, notes: &notes)
-        if read.url != fetched.finalURL { movedTo = read.url }
+        movedTo = read.url == subscription.url ? nil : read.url
         report.notes = notes
         report.movedTo = movedTo
 
@@ -428,9 +428,11 @@ extension Library {
     private func readFeed(
         _ body: Data, from fetched: FetchedDocument, mapping: FeedMapping?, following: Bool, notes: inout [String]
     ) async throws -> ReadFeed {
-        let base = fetched.permanentURL ?? fetched.finalURL
+        // Where the feed lives for good: a temporary redirect (302, 307) does not move it.
+        let base = fetched.permanentURL ?? fetched.requestedURL
         let validators = DocumentValidators(etag: fetched.etag, lastModified: fetched.lastModified)
-        switch try FeedParser.parse(body, url: fetched.finalURL, mapping: mapping) {
+        let finalURL = fetched.finalURL
+        switch try await runBlocking({ try FeedParser.parse(body, url: finalURL, mapping: mapping) }) {
         case .feed(let document):
             var read = ReadFeed(url: base, body: body, document: document, validators: validators)
             if let target = document.movedTo, target != base, target != fetched.finalURL {
@@ -442,7 +444,7 @@ extension Library {
                     {
                         notes.append("the feed moved to \(target.absoluteString)")
                         read = ReadFeed(
-                            url: moved.permanentURL ?? target, body: newBody, document: newDocument,
+                            url: moved.permanentURL ?? moved.requestedURL, body: newBody, document: newDocument,
                             validators: DocumentValidators(etag: moved.etag, lastModified: moved.lastModified))
                     }
                 } catch {
@@ -468,7 +470,7 @@ extension Library {
                 "\(fetched.finalURL.absoluteString) is an HTML page; read the feed it links to, \(alternate.absoluteString)")
             // Only a new subscription takes the linked feed's URL; a refresh keeps the page the user chose.
             return ReadFeed(
-                url: following ? (linked.permanentURL ?? linked.finalURL) : base, body: linkedBody, document: document,
+                url: following ? (linked.permanentURL ?? linked.requestedURL) : base, body: linkedBody, document: document,
                 validators: following ? DocumentValidators(etag: linked.etag, lastModified: linked.lastModified) : validators)
         }
     }

@@ -14,6 +14,8 @@ struct FetchedDocument: Sendable {
     }
 
     var outcome: Outcome
+    /// The URL asked for.
+    var requestedURL: URL
     /// The URL the body came from, after redirects.
     var finalURL: URL
     /// Where the document now lives for good: set when every redirect on the way was permanent (301, 308).
@@ -84,11 +86,11 @@ extension DownloadEngine {
                 switch status {
                 case 304:
                     return FetchedDocument(
-                        outcome: .notModified, finalURL: hop.url, permanentURL: moved, etag: etag ?? validators.etag,
+                        outcome: .notModified, requestedURL: url, finalURL: hop.url, permanentURL: moved, etag: etag ?? validators.etag,
                         lastModified: lastModified ?? validators.lastModified, contentType: contentType)
                 case 200...299:
                     return FetchedDocument(
-                        outcome: .body(answer.body), finalURL: hop.url, permanentURL: moved, etag: etag,
+                        outcome: .body(answer.body), requestedURL: url, finalURL: hop.url, permanentURL: moved, etag: etag,
                         lastModified: lastModified, contentType: contentType)
                 default:
                     let text = HTTPResponseStatus(statusCode: status).reasonPhrase

@@ -82,3 +82,31 @@ extension Library {
         return entries
     }
 }
+
+extension OPMLDocument {
+    /// Every `<outline>` with an `xmlUrl` (any depth: categories nest them), plus outlines of type
+    /// rss/atom without one (reported as bad entries, not dropped in silence).
+    /// - Throws: `.invalidFeed` when the data is not well-formed XML with an `opml` root, or declares entities.
+    static func outlines(_ data: Data) throws -> [Outline] {
+        try data.withUnsafeBytes { raw in
+            var xml = XMLTokenizer(bytes: raw.bindMemory(to: UInt8.self))
+            var outlines: [Outline] = []
+            do {
+                guard case .start(let root)? = try xml.next(), root.localName.lowercased() == "opml" else {
+                    throw NewsstandError(.invalidFeed, "not an OPML file (its root element is not <opml>)")
+                }
+                while let event = try xml.next() {
+                    guard case .start(let tag) = event, tag.localName == "outline" else { continue }
+                    let url = tag.attribute("xmlUrl") ?? tag.attribute("xmlURL") ?? tag.attribute("xmlurl")
+                    let type = tag.attribute("type")?.lowercased()
+                    guard url != nil || type == "rss" || type == "atom" else { continue }
+                    let title = tag.attribute("title") ?? tag.attribute("text")
+                    outlines.append(Outline(title: title.map(Library.cleanTitle), xmlURL: url))
+                }
+            } catch let error as XMLTokenizer.SyntaxError {
+                throw NewsstandError(.invalidFeed, "not a readable OPML file: \(error)")
+            }
+            return outlines
+        }
+    }
+}
