@@ -131,7 +131,7 @@ N := Sources/Newsstand
 FUZZ_SRC_JSONReader         := $(N)/Catalog/JSON.swift $(N)/Catalog/JSONWriter.swift
 FUZZ_SRC_CatalogRecord      := $(N)/Catalog/JSON.swift $(N)/Catalog/JSONWriter.swift $(N)/Catalog/IssueRecord.swift $(N)/Catalog/CatalogIndex.swift \
                                $(N)/Catalog/CatalogBucket.swift $(N)/Issue.swift $(N)/AssetDownload.swift \
-                               $(N)/IssueDate.swift $(N)/IssueSummary.swift $(N)/AssetRequest.swift \
+                               $(N)/IssueDate.swift $(N)/IssueSummary.swift $(N)/AssetRequest.swift $(N)/RequestHeaders.swift \
                                $(N)/NewsstandError.swift $(N)/Internal/SafePathComponent.swift \
                                $(N)/Internal/LibraryLayout.swift $(N)/Internal/AtomicFile.swift $(N)/Internal/POSIX.swift
 FUZZ_SRC_ContentRange       := $(N)/Download/ResponseHeaders.swift $(N)/Download/HTTPDate.swift

@@ -28,7 +28,7 @@ extension DownloadEngine {
         case let status as HTTPStatusFailure:
             let text = HTTPResponseStatus(statusCode: status.status).reasonPhrase
             return Classified(
-                error: NewsstandError(.httpStatus, "\(target) answered \(status.status) \(text)"),
+                error: NewsstandError(.httpStatus, "\(target) answered \(status.status) \(text)", httpStatus: status.status),
                 isTransient: status.isTransient, retryAfter: status.retryAfter)
         case let mismatch as RangeMismatch:
             return Classified(error: NewsstandError(.network, "\(target): \(mismatch.reason)"), isTransient: true)
@@ -110,7 +110,8 @@ extension DownloadEngine {
                 ?? "\(name) requires credentials (http://user:password@host:port in the proxy variable)"
             return Classified(
                 error: NewsstandError(
-                    .network, "\(target): \(text) (407 Proxy Authentication Required)", underlying: error),
+                    .network, "\(target): \(text) (407 Proxy Authentication Required)", underlying: error,
+                    httpStatus: 407),
                 isTransient: false)
         }
         guard let error = error as? HTTPClientError else { return nil }
