@@ -122,6 +122,7 @@ public actor Library {
             self.engine = nil
             try await engine.shutdown()
         }
+        logger.debug("library shut down", metadata: ["library": "\(layout.root)"])
     }
 
     // MARK: - Reading
