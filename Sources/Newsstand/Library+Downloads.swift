@@ -103,7 +103,7 @@ extension Library {
     }
 
     /// Stops one asset's download in this process. Its partial file and its place in the saved list are
-    /// kept, so a later ``resumeDownloads(options:onEvent:)`` continues it.
+    /// kept, so a later ``resumeDownloads(options:isolation:_:)`` continues it.
     public func cancelDownload(assetID: String) {
         activeTasks[assetID]?.cancel()
     }
