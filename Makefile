@@ -106,8 +106,9 @@ strict-check: deps
 	tail -n 1 .build-strict.log; exit $$status
 
 # Builds and runs a throw-away package that depends on this one by URL and version, as a user's would
-# (a bare clone of HEAD tagged with a version): no unsafe flags may reach it.
-package-check: deps
+# (a bare clone of HEAD tagged with a version): no unsafe flags may reach it. Its program is the README's
+# API example (Samples/API/main.swift), run against python3's web server.
+package-check: demo-deps
 	bash Samples/package-check.sh
 
 clean:
