@@ -106,8 +106,9 @@ strict-check: deps
 	tail -n 1 .build-strict.log; exit $$status
 
 # Builds and runs a throw-away package that depends on this one by URL and version, as a user's would
-# (a bare clone of HEAD tagged with a version): no unsafe flags may reach it.
-package-check: deps
+# (a bare clone of HEAD tagged with a version): no unsafe flags may reach it. Its program is the README's
+# API example (Samples/API/main.swift), run against python3's web server.
+package-check: demo-deps
 	bash Samples/package-check.sh
 
 clean:
@@ -131,7 +132,7 @@ N := Sources/Newsstand
 FUZZ_SRC_JSONReader         := $(N)/Catalog/JSON.swift $(N)/Catalog/JSONWriter.swift
 FUZZ_SRC_CatalogRecord      := $(N)/Catalog/JSON.swift $(N)/Catalog/JSONWriter.swift $(N)/Catalog/IssueRecord.swift $(N)/Catalog/CatalogIndex.swift \
                                $(N)/Catalog/CatalogBucket.swift $(N)/Issue.swift $(N)/AssetDownload.swift \
-                               $(N)/IssueDate.swift $(N)/IssueSummary.swift $(N)/AssetRequest.swift \
+                               $(N)/IssueDate.swift $(N)/IssueSummary.swift $(N)/AssetRequest.swift $(N)/RequestHeaders.swift \
                                $(N)/NewsstandError.swift $(N)/Internal/SafePathComponent.swift \
                                $(N)/Internal/LibraryLayout.swift $(N)/Internal/AtomicFile.swift $(N)/Internal/POSIX.swift
 FUZZ_SRC_ContentRange       := $(N)/Download/ResponseHeaders.swift $(N)/Download/HTTPDate.swift

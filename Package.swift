@@ -76,6 +76,12 @@ let package = Package(
             dependencies: ["Newsstand"],
             path: "Samples/SampleReader"
         ),
+        // The README's API example, byte for byte (a test compares them and runs it).
+        .executableTarget(
+            name: "api-sample",
+            dependencies: ["Newsstand"],
+            path: "Samples/API"
+        ),
 
         // MARK: - Tests
         .testTarget(
@@ -87,6 +93,18 @@ let package = Package(
         .testTarget(
             name: "IssuesCLITests",
             dependencies: ["issues", "Newsstand", "NewsstandTestSupport"]
+        ),
+        // The public API as a dependent sees it: `import Newsstand`, never `@testable`.
+        .testTarget(
+            name: "NewsstandAPITests",
+            dependencies: [
+                "Newsstand", "NewsstandTestSupport", "api-sample",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "InMemoryLogging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ]
         ),
     ]
 )

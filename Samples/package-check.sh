@@ -21,23 +21,28 @@ let package = Package(
     ]
 )
 SWIFT
-cat > "$work/app/Sources/app/main.swift" <<'SWIFT'
-import Foundation
-import Newsstand
-
-// Opens a library, adds an issue with an asset, and reads it back through the public API.
-let folder = URL(fileURLWithPath: CommandLine.arguments[1], isDirectory: true)
-let library = try await Library.open(at: folder)
-guard let date = IssueDate("2026-11-20"), let url = URL(string: "https://example.com/daily/2026-11-20.zip") else {
-    fatalError("constant inputs")
-}
-try await library.addIssue(named: "The Daily 2026-11-20", date: date, assets: [AssetRequest(url: url)])
-let summaries = try await library.summaries()
-print(summaries.map { "\($0.name) \($0.date) \($0.status.rawValue) \($0.assetsTotal)" }.joined(separator: "\n"))
-try await library.shutdown()
-SWIFT
+# The app is the README's API example itself (Samples/API/main.swift), run against a local web server:
+# once where the download works (exit 0) and once where it fails (exit 1).
+cp "$root/Samples/API/main.swift" "$work/app/Sources/app/main.swift"
 swift build --package-path "$work/app" 2>&1 | tail -n 3
-out="$("$work/app/.build/debug/app" "$work/library")"
+mkdir -p "$work/www/daily"
+printf 'The Daily\n' > "$work/www/daily/today.txt"
+python3 -u -m http.server 0 --bind 127.0.0.1 --directory "$work/www" > "$work/server.log" 2>&1 &
+server=$!
+trap 'kill "$server" 2>/dev/null; rm -rf "$work"' EXIT
+port=""
+for _ in $(seq 100); do
+    port="$(sed -n 's/.* port \([0-9]*\).*/\1/p' "$work/server.log" | head -n 1)"
+    [ -n "$port" ] && break
+    sleep 0.1
+done
+[ -n "$port" ] || { echo "package-check: the web server did not start" >&2; exit 1; }
+app="$work/app/.build/debug/app"
+out="$("$app" "$work/library" "http://127.0.0.1:$port/daily/today.txt")"
 echo "$out"
-[ "$out" = "The Daily 2026-11-20 2026-11-20 none 1" ] || { echo "package-check: unexpected output" >&2; exit 1; }
-echo "package-check: a package depending on Newsstand 0.2.0 by URL built and ran"
+file="$(printf '%s\n' "$out" | sed -n 's/^downloaded //p')"
+[ -n "$file" ] && [ "$(cat "$file")" = "The Daily" ] || { echo "package-check: the example did not download" >&2; exit 1; }
+status=0
+"$app" "$work/library-2" "http://127.0.0.1:$port/daily/missing.txt" || status=$?
+[ "$status" = 1 ] || { echo "package-check: a failed download exited $status, not 1" >&2; exit 1; }
+echo "package-check: a package depending on Newsstand 0.2.0 by URL built and ran the README example"

@@ -58,57 +58,59 @@ guard let date = IssueDate(entry.date) else {
 }
 
 do {
-    let library = try await Library.open(at: libraryURL)
-    // Adding is a one-time step; a second run of the sample downloads whatever is still missing.
-    if try await library.issue(named: entry.name) == nil {
-        let requests = entry.assets.map {
-            AssetRequest(url: baseURL.appendingPathComponent($0.path), sha256: $0.sha256, unpack: $0.unpack)
-        }
-        try await library.addIssue(named: entry.name, date: date, assets: requests)
-        print("added \(entry.name) (\(entry.date)), \(requests.count) asset(s)")
-    }
-
-    var failures = 0
-    var lastReported: [String: Int64] = [:]
-    for try await event in library.downloads(issues: [entry.name]) {
-        let file = event.url.lastPathComponent
-        switch event.kind {
-        case .started(let from, let expected):
-            let size = expected.map { " of \($0) bytes" } ?? ""
-            print(from > 0 ? "resuming \(file) at byte \(from)\(size)" : "started \(file)\(size)")
-        case .progress(let received, let expected, _):
-            // Events come a few times a second; print one line per MiB.
-            if received - lastReported[event.assetID, default: 0] >= 1 << 20 {
-                lastReported[event.assetID] = received
-                print("progress \(file): \(received) / \(expected.map(String.init) ?? "?") bytes")
+    // The library is shut down when the closure ends, whatever happens in it.
+    let failures = try await Library.withLibrary(at: libraryURL) { library in
+        // Adding is a one-time step; a second run of the sample downloads whatever is still missing.
+        if try await library.issue(named: entry.name) == nil {
+            let requests = entry.assets.map {
+                AssetRequest(url: baseURL.appendingPathComponent($0.path), sha256: $0.sha256, unpack: $0.unpack)
             }
-        case .retrying(let attempt, _, let reason):
-            print("retrying \(file) (attempt \(attempt + 1)): \(reason)")
-        case .unpacking:
-            print("unpacking \(file)")
-        case .finished(let asset):
-            print("finished \(file): \(asset.state.rawValue), \(asset.receivedBytes) bytes")
-        case .failed(let error):
-            failures += 1
-            print("failed \(file): \(error)")
-        case .skipped(let reason):
-            print("skipped \(file): \(reason)")
+            try await library.addIssue(named: entry.name, date: date, assets: requests)
+            print("added \(entry.name) (\(entry.date)), \(requests.count) asset(s)")
         }
-    }
 
-    let folder = try await library.contentURL(forIssueNamed: entry.name)
-    let status = try await library.issue(named: entry.name)?.status.rawValue ?? "missing"
-    print("\(entry.name) is \(status) in \(folder.path)")
-    let files = FileManager.default.enumerator(atPath: folder.path)?.compactMap { $0 as? String } ?? []
-    for file in files.sorted() {
-        var isFolder: ObjCBool = false
-        if FileManager.default.fileExists(atPath: folder.appendingPathComponent(file).path, isDirectory: &isFolder),
-            !isFolder.boolValue
-        {
-            print("  \(file)")
+        var lastReported: [String: Int64] = [:]
+        let summary = try await library.download(issues: [entry.name]) { events in
+            for await event in events {
+                let file = event.url.lastPathComponent
+                switch event.kind {
+                case .started(let from, let expected):
+                    let size = expected.map { " of \($0) bytes" } ?? ""
+                    print(from > 0 ? "resuming \(file) at byte \(from)\(size)" : "started \(file)\(size)")
+                case .progress(let received, let expected, _):
+                    // Events come a few times a second; print one line per MiB.
+                    if received - lastReported[event.assetID, default: 0] >= 1 << 20 {
+                        lastReported[event.assetID] = received
+                        print("progress \(file): \(received) / \(expected.map(String.init) ?? "?") bytes")
+                    }
+                case .retrying(let attempt, _, let reason):
+                    print("retrying \(file) (attempt \(attempt + 1)): \(reason)")
+                case .unpacking:
+                    print("unpacking \(file)")
+                case .finished(let asset):
+                    print("finished \(file): \(asset.state.rawValue), \(asset.receivedBytes) bytes")
+                case .failed(let error):
+                    print("failed \(file): \(error.localizedDescription)")
+                case .skipped(let reason):
+                    print("skipped \(file): \(reason)")
+                }
+            }
         }
+
+        let folder = try await library.contentURL(forIssueNamed: entry.name)
+        let status = try await library.issue(named: entry.name)?.status.rawValue ?? "missing"
+        print("\(entry.name) is \(status) in \(folder.path)")
+        let files = FileManager.default.enumerator(atPath: folder.path)?.compactMap { $0 as? String } ?? []
+        for file in files.sorted() {
+            var isFolder: ObjCBool = false
+            if FileManager.default.fileExists(
+                atPath: folder.appendingPathComponent(file).path, isDirectory: &isFolder), !isFolder.boolValue
+            {
+                print("  \(file)")
+            }
+        }
+        return summary.failed.count
     }
-    try await library.shutdown()
     if failures > 0 { exit(1) }
 } catch {
     fail("\(error)")

@@ -27,6 +27,9 @@ public struct AssetDownload: Sendable, Hashable, Identifiable {
     public var sha256: String?
     /// Whether an archive (detected by content) is unpacked into the content folder.
     public var unpack: Bool
+    /// Request headers sent with every request of this asset (see ``AssetRequest/headers``). Secrets:
+    /// show ``redactedHeaders`` instead.
+    public var headers: [String: String]
     /// Where the asset is in its life.
     public var state: State
     /// Bytes received so far (the whole size once downloaded).
@@ -41,13 +44,21 @@ public struct AssetDownload: Sendable, Hashable, Identifiable {
     public var isArchive: Bool?
     /// Free-form data for the embedding app (NewsstandKit's `userInfo`).
     public var userInfo: [String: String]
+    /// Where the asset is in the content folder, once it is there: the placed file of a plain
+    /// (or kept-whole) download, the content folder itself for an unpacked archive, else nil. Set on the
+    /// values the `Library` hands out (not stored: it depends on where the library is opened).
+    public internal(set) var fileURL: URL?
 
     /// Creates a pending asset.
-    public init(id: String, url: URL, sha256: String? = nil, unpack: Bool = true, userInfo: [String: String] = [:]) {
+    public init(
+        id: String, url: URL, sha256: String? = nil, unpack: Bool = true, headers: [String: String] = [:],
+        userInfo: [String: String] = [:]
+    ) {
         self.id = id
         self.url = url
         self.sha256 = sha256
         self.unpack = unpack
+        self.headers = headers
         self.state = .pending
         self.receivedBytes = 0
         self.expectedBytes = nil

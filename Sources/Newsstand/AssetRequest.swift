@@ -8,14 +8,30 @@ public struct AssetRequest: Sendable, Hashable {
     public var sha256: String?
     /// Whether an archive is unpacked into the folder (true) or kept as a plain file.
     public var unpack: Bool
+    /// Request headers sent with every request of this asset (NewsstandKit's `addAsset(with: URLRequest)`
+    /// could carry them): an `Authorization` or a `Cookie` for a paywalled publisher. Kept in the catalog,
+    /// never shown in full; `Authorization`, `Cookie` and `Proxy-Authorization` are not sent after a
+    /// redirect to another origin. Headers the library sets itself (`Range`, `If-Range`, `Host`,
+    /// `Accept-Encoding`, …) cannot be given.
+    public var headers: [String: String]
     /// Free-form data for the embedding app.
     public var userInfo: [String: String]
 
     /// Creates a request.
-    public init(url: URL, sha256: String? = nil, unpack: Bool = true, userInfo: [String: String] = [:]) {
+    /// - Parameters:
+    ///   - url: Where the asset is fetched from: http or https.
+    ///   - sha256: The expected SHA-256 as 64 hexadecimal digits, or nil.
+    ///   - unpack: Whether an archive is unpacked into the folder.
+    ///   - headers: Request headers for every request of this asset (see ``headers``).
+    ///   - userInfo: Free-form data for the embedding app.
+    public init(
+        url: URL, sha256: String? = nil, unpack: Bool = true, headers: [String: String] = [:],
+        userInfo: [String: String] = [:]
+    ) {
         self.url = url
         self.sha256 = sha256?.lowercased()
         self.unpack = unpack
+        self.headers = headers
         self.userInfo = userInfo
     }
 
@@ -48,9 +64,10 @@ public struct AssetRequest: Sendable, Hashable {
                 .invalidChecksum,
                 "\(sha256.debugDescription) is not a SHA-256 (64 hexadecimal digits) for \(url.absoluteString)")
         }
+        try RequestHeaders.validate(headers, for: url)
     }
 
     func makeAsset(id: String) -> AssetDownload {
-        AssetDownload(id: id, url: url, sha256: sha256, unpack: unpack, userInfo: userInfo)
+        AssetDownload(id: id, url: url, sha256: sha256, unpack: unpack, headers: headers, userInfo: userInfo)
     }
 }

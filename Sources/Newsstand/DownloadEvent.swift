@@ -1,18 +1,20 @@
 import Foundation
 
-/// Something that happened to one asset's download, as observed through ``Library/downloads(issues:options:)``.
+/// Something that happened to one asset's download, as read by the body of
+/// ``Library/download(issues:options:isolation:_:)`` or ``Library/resumeDownloads(options:isolation:_:)``.
 public struct DownloadEvent: Sendable {
     /// What happened.
     public enum Kind: Sendable {
         /// A request is going out; `resumingFrom` bytes are already on disk.
         case started(resumingFrom: Int64, expectedBytes: Int64?)
-        /// Bytes arrived. Reported a few times a second, not per chunk.
+        /// Bytes arrived. Reported a few times a second, not per chunk, and once more at 100 % when a
+        /// transfer completes (`receivedBytes == expectedBytes`, the file's whole size).
         case progress(receivedBytes: Int64, expectedBytes: Int64?, bytesPerSecond: Double)
         /// An attempt failed and will be retried after `delay`.
         case retrying(attempt: Int, delay: Duration, reason: String)
         /// The archive is being unpacked into the issue's folder.
         case unpacking
-        /// The asset is complete (downloaded and placed, or unpacked).
+        /// The asset is complete (downloaded and placed, or unpacked); its `fileURL` says where it is.
         case finished(AssetDownload)
         /// The asset gave up; the error is also kept in the manifest.
         case failed(NewsstandError)

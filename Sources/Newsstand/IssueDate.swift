@@ -36,6 +36,28 @@ public struct IssueDate: Hashable, Sendable, Comparable, Codable, CustomStringCo
         self.day = day
     }
 
+    /// The calendar day (Gregorian) on which `date` falls in `timeZone`: UTC unless told otherwise, so
+    /// that the same instant gives the same issue date on every machine (a feed item published at
+    /// 23:30 in New York is dated the next day in UTC; pass `.current` or the publisher's zone for
+    /// the local day). An instant before year 1 or after year 9999 gives 0001-01-01 or 9999-12-31.
+    /// - Parameters:
+    ///   - date: The instant.
+    ///   - timeZone: Where the day is counted; UTC by default.
+    public init(_ date: Date, timeZone: TimeZone = .gmt) {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = timeZone
+        let parts = calendar.dateComponents([.era, .year, .month, .day], from: date)
+        if parts.era == 0 {  // before year 1 (BC)
+            self.init(uncheckedYear: 1, month: 1, day: 1)
+        } else if let year = parts.year, let month = parts.month, let day = parts.day,
+            let valid = IssueDate(year: year, month: month, day: day)
+        {
+            self = valid
+        } else {  // after year 9999
+            self.init(uncheckedYear: 9999, month: 12, day: 31)
+        }
+    }
+
     /// Today's date in the local time zone.
     public static func today() -> IssueDate {
         let parts = Calendar.current.dateComponents([.year, .month, .day], from: Date())

@@ -12,6 +12,10 @@ extension Library {
         var folderName: String
     }
 
+    /// The asset's issue was removed (or is being removed) while it was downloading: the run drops it
+    /// quietly. Internal control flow, so not a `NewsstandError` code.
+    struct AssetRemoved: Error {}
+
     enum Outcome: Sendable {
         case finished(AssetDownload, fetched: Int64)
         case failed(NewsstandError, fetched: Int64)
@@ -21,60 +25,85 @@ extension Library {
     }
 
     /// Downloads every asset of the named issues that is not complete yet (all issues when `names` is
-    /// nil), `options.jobs` at a time, then unpacks or places each one.
+    /// nil), `options.jobs` at a time, then unpacks or places each one, while `body` reads the events.
     ///
-    /// Failed assets are retried. The chosen assets enter the saved list of in-flight downloads before
-    /// any byte moves, so a crash at any point leaves them for ``resumeDownloads(options:onEvent:)``.
+    /// The run lasts as long as `body`: when `body` returns (having read the events to their end, or
+    /// broken out of its loop) or throws, or the calling task is cancelled, the downloads still running
+    /// stop at once, and this call returns only after they have: their partial files are kept and this
+    /// process holds none of their locks, so a ``resumeDownloads(options:isolation:_:)`` straight after it
+    /// continues them. Scoping the run this way (as AsyncHTTPClient's `withHTTPClient` scopes a client)
+    /// makes breaking out of the loop stop the work in top-level code too, where a free-standing
+    /// sequence's iterator is never released. `body` runs in the caller's isolation, never on an event
+    /// loop. Failed assets are retried. The chosen assets enter the saved list of in-flight downloads
+    /// before any byte moves, so a crash at any point leaves them for a resume.
     /// - Parameters:
     ///   - names: Issue names, or nil for every issue.
     ///   - options: Concurrency and archive handling.
-    ///   - onEvent: Called for every event, from any thread.
-    /// - Returns: What finished, failed or was skipped.
-    /// - Throws: `.issueNotFound` (before anything starts) or manifest errors. Asset failures are not
-    ///   thrown: they are in the summary and the manifest.
+    ///   - isolation: Where `body` runs; the caller's actor by default.
+    ///   - body: Reads the events; by default it reads them all, so the run goes to its end. Events not
+    ///     read when `body` ends are dropped.
+    /// - Returns: What finished, failed, was skipped or was interrupted (an early end of `body` or a
+    ///   cancellation interrupts what was not done).
+    /// - Throws: `.issueNotFound` (before anything starts, and before `body` is called), catalog
+    ///   errors, or what `body` throws (after the downloads have stopped). Asset failures are not thrown:
+    ///   they are events, in the summary and in the catalog.
     @discardableResult
     public func download(
         issues names: [String]? = nil, options: DownloadOptions = DownloadOptions(),
-        onEvent: @escaping @Sendable (DownloadEvent) -> Void = { _ in }
+        isolation: isolated (any Actor)? = #isolation,
+        _ body: (AsyncStream<DownloadEvent>) async throws -> Void = { for await _ in $0 {} }
     ) async throws -> DownloadSummary {
         let items = try await select(names: names, resuming: false)
-        return try await run(items, options: options, onEvent: onEvent)
+        return try await scopedRun(items, options: options, body)
     }
 
     /// Resumes every download in the saved list (NewsstandKit's relaunch with `downloadingAssets`), and
-    /// retries failed assets.
+    /// retries failed assets, while `body` reads the events; scoped like
+    /// ``download(issues:options:isolation:_:)``.
     /// - Parameters:
     ///   - options: Concurrency and archive handling.
-    ///   - onEvent: Called for every event, from any thread.
-    /// - Returns: What finished, failed or was skipped.
+    ///   - isolation: Where `body` runs; the caller's actor by default.
+    ///   - body: Reads the events; by default it reads them all.
+    /// - Returns: What finished, failed, was skipped or was interrupted.
+    /// - Throws: Catalog errors, or what `body` throws (after the downloads have stopped).
     @discardableResult
     public func resumeDownloads(
-        options: DownloadOptions = DownloadOptions(), onEvent: @escaping @Sendable (DownloadEvent) -> Void = { _ in }
+        options: DownloadOptions = DownloadOptions(), isolation: isolated (any Actor)? = #isolation,
+        _ body: (AsyncStream<DownloadEvent>) async throws -> Void = { for await _ in $0 {} }
     ) async throws -> DownloadSummary {
         let items = try await select(names: nil, resuming: true)
-        return try await run(items, options: options, onEvent: onEvent)
+        return try await scopedRun(items, options: options, body)
     }
 
-    /// The same run as ``download(issues:options:onEvent:)``, observed as an `AsyncSequence` of events that
-    /// ends when the run does (throwing if the run could not start).
-    public nonisolated func downloads(
-        issues names: [String]? = nil, options: DownloadOptions = DownloadOptions()
-    ) -> AsyncThrowingStream<DownloadEvent, any Error> {
-        AsyncThrowingStream { continuation in
-            let task = Task {
-                do {
-                    try await self.download(issues: names, options: options) { continuation.yield($0) }
-                    continuation.finish()
-                } catch {
-                    continuation.finish(throwing: error)
-                }
+    /// Runs `items` in a child task while `body` reads their events, and stops the run when `body` ends.
+    private func scopedRun(
+        _ items: [WorkItem], options: DownloadOptions, isolation: isolated (any Actor)? = #isolation,
+        _ body: (AsyncStream<DownloadEvent>) async throws -> Void
+    ) async throws -> DownloadSummary {
+        // Unbounded: progress is throttled to a few events a second per asset, and a slow reader must not
+        // stall the transfers.
+        let (events, continuation) = AsyncStream<DownloadEvent>.makeStream()
+        return try await withThrowingTaskGroup(of: DownloadSummary.self) { group in
+            group.addTask {
+                defer { continuation.finish() }
+                return try await self.run(items, options: options) { continuation.yield($0) }
             }
-            continuation.onTermination = { _ in task.cancel() }
+            do {
+                try await body(events)
+            } catch {
+                group.cancelAll()
+                // The body's error is the one to report; the run's own end is in the catalog.
+                _ = try? await group.next()
+                throw error
+            }
+            // Breaking out early stops what is left; after a full read the run has already ended.
+            group.cancelAll()
+            return try await group.next() ?? DownloadSummary()
         }
     }
 
     /// Stops one asset's download in this process. Its partial file and its place in the saved list are
-    /// kept, so a later ``resumeDownloads(options:onEvent:)`` continues it.
+    /// kept, so a later ``resumeDownloads(options:isolation:_:)`` continues it.
     public func cancelDownload(assetID: String) {
         activeTasks[assetID]?.cancel()
     }
@@ -245,7 +274,7 @@ extension Library {
                 return .removed
             }
             if asset.isComplete {
-                emit(.finished(asset))
+                emit(.finished(located(asset, folder: item.folderName)))
                 return .finished(asset, fetched: 0)
             }
             let completed = layout.completedFile(id)
@@ -253,7 +282,8 @@ extension Library {
             if !POSIX.exists(completed), !Library.alreadyPlaced(record, id: id, layout: layout, folder: item.folderName)
             {
                 var job = DownloadEngine.Job(
-                    assetID: id, url: asset.url, sha256: asset.sha256, partialPath: layout.partialFile(id),
+                    assetID: id, url: asset.url, sha256: asset.sha256, headers: asset.headers,
+                    partialPath: layout.partialFile(id),
                     recordPath: layout.resumeRecord(id))
                 try Task.checkCancellation()
                 var refreshed = false
@@ -311,12 +341,13 @@ extension Library {
             }
             // Safe to drop while held: whoever locks a fresh file next re-reads the state and finds it complete.
             try? POSIX.unlinkIfPresent(lockPath)
-            emit(.finished(final))
+            emit(.finished(located(final, folder: item.folderName)))
             return .finished(final, fetched: fetched)
         } catch is CancellationError {
             return .interrupted
+        } catch is AssetRemoved {
+            return .removed
         } catch let error as NewsstandError {
-            if error.code == .removed { return .removed }
             return await fail(item, error, fetched: fetched, emit: emit)
         } catch {
             return await fail(
@@ -364,7 +395,7 @@ extension Library {
             let issue = try catalog.issue(named: item.issueName)
             guard let issue, !issue.isBeingRemoved, issue.assets.contains(where: { $0.id == id }) else {
                 try? POSIX.unlinkIfPresent(completed)
-                throw NewsstandError(.removed, "the asset \(id) was removed while it was downloading")
+                throw AssetRemoved()
             }
             return try body()
         }
@@ -470,7 +501,7 @@ extension Library {
             return true
         }
         if !listed {
-            throw NewsstandError(.removed, "the asset \(id) was removed while it was downloading")
+            throw AssetRemoved()
         }
     }
 

@@ -61,17 +61,31 @@ extension Library {
 
     /// Writes the named issues (every issue, newest first, when `names` is nil) in the exchange format:
     /// a JSON array, one issue per line, with states.
+    ///
+    /// Assets' request headers are secrets (an `Authorization`, a cookie): they are left out unless
+    /// `includeHeaders` is set, and the report counts the assets whose headers were left out.
+    /// - Parameters:
+    ///   - names: Issue names, or nil for every issue.
+    ///   - output: Where the JSON goes.
+    ///   - includeHeaders: Write each asset's request headers in full (for a backup or a move).
+    /// - Returns: How many issues were written, and how many assets' headers were left out.
     /// - Throws: `.issueNotFound` before writing anything when a named issue does not exist.
-    public func exportIssues(named names: [String]? = nil, to output: FileHandle) async throws {
+    @discardableResult
+    public func exportIssues(
+        named names: [String]? = nil, to output: FileHandle, includeHeaders: Bool = false
+    ) async throws -> ExportReport {
         let catalog = self.catalog
         let fd = output.fileDescriptor
         let root = layout.root
-        try await runBlocking {
+        return try await runBlocking {
             var issues: [Issue] = []
             var out = JSONWriter(capacity: 1 << 20)
+            var report = ExportReport()
             func emit(_ issue: Issue, first: Bool) throws {
                 out.raw(first ? "\n" : ",\n")
-                IssueExchange.write(issue, into: &out)
+                IssueExchange.write(issue, includeHeaders: includeHeaders, into: &out)
+                report.issues += 1
+                if !includeHeaders { report.assetsWithHeadersLeftOut += issue.assets.filter { !$0.headers.isEmpty }.count }
                 if out.bytes.count > 1 << 20 {
                     try Library.write(out.bytes, to: fd)
                     out.removeAll()
@@ -103,6 +117,15 @@ extension Library {
             }
             out.raw(count == 0 ? "]\n" : "\n]\n")
             try Library.write(out.bytes, to: fd)
+            return report
         }
     }
+}
+
+/// What ``Library/exportIssues(named:to:includeHeaders:)`` wrote.
+public struct ExportReport: Sendable, Hashable {
+    /// Issues written.
+    public internal(set) var issues = 0
+    /// Assets that have request headers which were not written (export without `includeHeaders`).
+    public internal(set) var assetsWithHeadersLeftOut = 0
 }

@@ -6,14 +6,15 @@ import Foundation
 
 /// The `--json` shape of issues, written by the library so that `list --json` can stream stored
 /// records straight from the index: each issue object is its record with `assetsDone`, `assetsTotal`,
-/// `bytes` and `directory` put in front. Assets in flight show the bytes on disk right now.
+/// `bytes` and `directory` put in front. Assets in flight show the bytes on disk right now. Request
+/// headers are shown with their values redacted (the stored record keeps them whole).
 extension Library {
     /// One issue as a JSON object (one line).
     /// - Parameter issue: The issue, e.g. from ``issue(named:)``.
     /// - Returns: The object's text.
     public nonisolated func json(for issue: Issue) -> String {
         var writer = JSONWriter(capacity: 1024)
-        writeJSON(live(issue), into: &writer)
+        writeJSON(redacted(live(issue)), into: &writer)
         return String(decoding: writer.bytes, as: UTF8.self)
     }
 
@@ -35,10 +36,11 @@ extension Library {
                 out.raw(n == 0 ? "\n" : ",\n")
                 try reader.recordBytes(entry, into: &record)
                 try record.withUnsafeBufferPointer { bytes in
-                    if entry.summary.status == .downloading {
-                        // Bytes in flight are read from disk, so this record is decoded and written anew.
+                    if entry.summary.status == .downloading || Library.mayHoldHeaders(bytes) {
+                        // Bytes in flight are read from disk, and header values are redacted, so this
+                        // record is decoded and written anew.
                         let issue = try IssueRecord.decode(bytes, path: reader.path)
-                        self.writeJSON(self.live(issue), into: &out)
+                        self.writeJSON(self.redacted(self.live(issue)), into: &out)
                     } else {
                         var check = JSONReader(bytes: bytes)
                         do {
@@ -61,6 +63,33 @@ extension Library {
             out.raw(entries.isEmpty ? "]\n" : "\n]\n")
             try Library.write(out.bytes, to: fd)
         }
+    }
+
+    /// The issue with its assets' request header values redacted, for output.
+    nonisolated func redacted(_ issue: Issue) -> Issue {
+        var issue = issue
+        for index in issue.assets.indices where !issue.assets[index].headers.isEmpty {
+            issue.assets[index].headers = issue.assets[index].redactedHeaders
+        }
+        return issue
+    }
+
+    /// Whether a stored record may hold request headers: true when its bytes contain the `"headers":`
+    /// key. A string that merely contains that text gives a false positive, which costs only a decode.
+    static func mayHoldHeaders(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        let key = Array("\"headers\":".utf8)
+        guard bytes.count >= key.count else { return false }
+        var index = 0
+        let last = bytes.count - key.count
+        while index <= last {
+            if bytes[index] == key[0], bytes[index + 1] == key[1] {
+                var matched = 2
+                while matched < key.count, bytes[index + matched] == key[matched] { matched += 1 }
+                if matched == key.count { return true }
+            }
+            index += 1
+        }
+        return false
     }
 
     /// The issue with each asset in flight showing the bytes on disk now (here or in another process).

@@ -38,7 +38,8 @@ public actor Library {
     ///   - logger: Where the library logs; it never bootstraps logging itself.
     ///   - createIfMissing: Whether a missing library is created (false for read-only use: a missing
     ///     library is then an error naming the path, and nothing is created).
-    /// - Returns: The opened library. Call ``shutdown()`` when done if it downloaded anything.
+    /// - Returns: The opened library. Call ``shutdown()`` when done, or use
+    ///   ``withLibrary(at:configuration:logger:createIfMissing:isolation:_:)``, which always does.
     /// - Throws: `NewsstandError` `.libraryUnavailable`, or `.manifestUnreadable` /
     ///   `.manifestFromNewerVersion` when the catalog cannot be used (it is then left untouched).
     public static func open(
@@ -75,13 +76,53 @@ public actor Library {
         return Catalog(layout: layout, durable: true)
     }
 
-    /// Stops the HTTP engine, if one was started. Downloads still running are cancelled first.
+    /// Opens the library at `url`, runs `body` with it, and shuts it down whatever happens: when `body`
+    /// returns, throws or is cancelled (AsyncHTTPClient's `withHTTPClient`, for a library).
+    /// - Parameters:
+    ///   - url: The library folder.
+    ///   - configuration: Download, retry and unpack settings.
+    ///   - logger: Where the library logs.
+    ///   - createIfMissing: Whether a missing library is created.
+    ///   - isolation: Where `body` runs; the caller's actor by default.
+    ///   - body: The work to do with the library. Do not let the library escape it.
+    /// - Returns: What `body` returns.
+    /// - Throws: What ``open(at:configuration:logger:createIfMissing:)`` or `body` throws (the library is
+    ///   shut down first), or a shutdown failure after a `body` that succeeded.
+    public static func withLibrary<Result>(
+        at url: URL, configuration: Configuration = Configuration(), logger: Logger = Logger(label: "newsstand"),
+        createIfMissing: Bool = true, isolation: isolated (any Actor)? = #isolation,
+        _ body: (Library) async throws -> sending Result
+    ) async throws -> sending Result {
+        let library = try await open(
+            at: url, configuration: configuration, logger: logger, createIfMissing: createIfMissing)
+        let result: Result
+        do {
+            result = try await body(library)
+        } catch {
+            // In a task of its own, which a cancellation of this one does not reach, so that the
+            // shutdown runs to its end; the body's error is the one worth reporting.
+            try? await Task { try await library.shutdown() }.value
+            throw error
+        }
+        try await Task { try await library.shutdown() }.value
+        return result
+    }
+
+    /// Stops this library's downloads and its HTTP engine, if one was started. Downloads still running
+    /// are cancelled and waited for (their partial files are kept, their locks released). The library can
+    /// still be used afterwards: a later download starts a new engine.
+    ///
+    /// Not calling it is safe: a library dropped without it shuts its engine down in the background.
+    /// - Throws: A failure to shut the HTTP clients down.
     public func shutdown() async throws {
-        for task in activeTasks.values { task.cancel() }
+        let running = Array(activeTasks.values)
+        for task in running { task.cancel() }
+        for task in running { _ = await task.value }
         if let engine {
             self.engine = nil
             try await engine.shutdown()
         }
+        logger.debug("library shut down", metadata: ["library": "\(layout.root)"])
     }
 
     // MARK: - Reading
@@ -108,17 +149,17 @@ public actor Library {
                 try reader.recordBytes(entry, into: &buffer)
                 return try buffer.withUnsafeBufferPointer { try IssueRecord.decode($0, path: reader.path) }
             }
-        }
+        }.map(located)
     }
 
     /// The issue with this exact name (NewsstandKit's `issue(withName:)`), or nil. Reads one record.
     public func issue(named name: String) async throws -> Issue? {
         let catalog = self.catalog
-        return try await runBlocking { try catalog.issue(named: name) }
+        return try await runBlocking { try catalog.issue(named: name) }.map(located)
     }
 
     /// The assets whose downloads were started and have not finished (NewsstandKit's
-    /// `downloadingAssets`): what ``resumeDownloads(options:onEvent:)`` picks up after a relaunch.
+    /// `downloadingAssets`): what ``resumeDownloads(options:isolation:_:)`` picks up after a relaunch.
     public func downloadingAssets() async throws -> [AssetDownload] {
         let catalog = self.catalog
         return try await runBlocking {
@@ -127,7 +168,7 @@ public actor Library {
             return try markers.compactMap { marker -> AssetDownload? in
                 if issues[marker.key] == nil { issues[marker.key] = .some(try catalog.record(key: marker.key)) }
                 let issue = issues[marker.key] ?? nil
-                return issue?.assets.first { $0.id == marker.id && $0.state != .failed }
+                return issue.flatMap(self.located)?.assets.first { $0.id == marker.id && $0.state != .failed }
             }
         }
     }
@@ -136,6 +177,31 @@ public actor Library {
     /// ``contentURL(forIssueNamed:)`` creates it on demand.
     public nonisolated func contentURL(for issue: Issue) -> URL {
         URL(fileURLWithPath: layout.contentFolder(issue.folderName), isDirectory: true)
+    }
+
+    /// The issue with each asset's ``AssetDownload/fileURL`` set.
+    nonisolated func located(_ issue: Issue) -> Issue {
+        var issue = issue
+        for index in issue.assets.indices {
+            issue.assets[index] = located(issue.assets[index], folder: issue.folderName)
+        }
+        return issue
+    }
+
+    /// The asset with its ``AssetDownload/fileURL`` set: the placed file, or the content folder of an
+    /// unpacked archive.
+    nonisolated func located(_ asset: AssetDownload, folder: String) -> AssetDownload {
+        var asset = asset
+        let content = layout.contentFolder(folder)
+        switch asset.state {
+        case .unpacked:
+            asset.fileURL = URL(fileURLWithPath: content, isDirectory: true)
+        case .downloaded where asset.isComplete:
+            asset.fileURL = asset.fileName.map { URL(fileURLWithPath: "\(content)/\($0)", isDirectory: false) }
+        default:
+            asset.fileURL = nil
+        }
+        return asset
     }
 
     /// The content folder of the named issue, created if it does not exist yet.

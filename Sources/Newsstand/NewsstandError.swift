@@ -2,15 +2,17 @@
 ///
 /// Modelled on AsyncHTTPClient's `HTTPClientError`: a `code` to match on (extensible without breaking
 /// `switch`es), a `message` that names the issue, URL or file concerned, and the `underlying` cause.
-/// `description` is a single line that reads well after `error: `.
+/// `description` is a single line that reads well after `error: `; `localizedDescription` (through
+/// `LocalizedError`) is the same line. The HTTP status and the `errno`, where a failure has one, are
+/// kept as values so that callers can branch on them without parsing the text.
 public struct NewsstandError: Error, Sendable, CustomStringConvertible {
     /// What kind of failure this is. Compare with `==` against the static members.
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Base: String, Hashable, Sendable {
-            case issueNotFound, duplicateIssue, invalidIssueName, invalidDate, invalidURL, invalidChecksum
-            case assetNotFound, manifestUnreadable, manifestFromNewerVersion, libraryUnavailable, io
+            case issueNotFound, duplicateIssue, invalidIssueName, invalidURL, invalidChecksum, invalidHeader
+            case manifestUnreadable, manifestFromNewerVersion, libraryUnavailable, io
             case httpStatus, network, checksumMismatch, lengthMismatch, diskFull, tooManyRedirects
-            case unsafeArchiveEntry, unpackFailed, cancelled, removed, invalidImport, verifyFailed
+            case unsafeArchiveEntry, unpackFailed, cancelled, invalidImport, verifyFailed
             case invalidFeed, unsafeFeed, invalidMapping, subscriptionNotFound, duplicateSubscription
             case subscriptionGone, insufficientSpace
         }
@@ -24,14 +26,12 @@ public struct NewsstandError: Error, Sendable, CustomStringConvertible {
         public static let duplicateIssue = Code(.duplicateIssue)
         /// The issue name is empty, too long or holds control characters.
         public static let invalidIssueName = Code(.invalidIssueName)
-        /// A date is not a real `YYYY-MM-DD` calendar date.
-        public static let invalidDate = Code(.invalidDate)
         /// A URL is malformed or not http/https.
         public static let invalidURL = Code(.invalidURL)
         /// A `--sha256` value is not 64 hexadecimal digits.
         public static let invalidChecksum = Code(.invalidChecksum)
-        /// No asset has the given identifier.
-        public static let assetNotFound = Code(.assetNotFound)
+        /// A request header of an asset is malformed, or one the library sets itself (`Range`, `Host`, …).
+        public static let invalidHeader = Code(.invalidHeader)
         /// `library.json` exists but cannot be parsed; it is left untouched.
         public static let manifestUnreadable = Code(.manifestUnreadable)
         /// `library.json` was written by a newer version of this library; it is left untouched.
@@ -58,8 +58,6 @@ public struct NewsstandError: Error, Sendable, CustomStringConvertible {
         public static let unpackFailed = Code(.unpackFailed)
         /// The operation was cancelled.
         public static let cancelled = Code(.cancelled)
-        /// The issue or asset was removed while it was being worked on.
-        public static let removed = Code(.removed)
         /// An import file is not JSON of issues (per-issue problems are in the import report instead).
         public static let invalidImport = Code(.invalidImport)
         /// `verify` found problems it did not repair.
@@ -111,6 +109,12 @@ public struct NewsstandError: Error, Sendable, CustomStringConvertible {
     public var description: String { message }
 }
 
+// Foundation's `localizedDescription` otherwise reads "The operation could not be completed".
+extension NewsstandError: LocalizedError {
+    /// The same one line as ``description``.
+    public var errorDescription: String? { message }
+}
+
 extension NewsstandError {
     /// Wraps a POSIX `errno` from a file operation on `path`, keeping the value in ``errno``.
     static func posix(_ errnoValue: Int32, _ operation: String, path: String) -> NewsstandError {
@@ -118,6 +122,8 @@ extension NewsstandError {
         return NewsstandError(code, "\(operation) \(path): \(POSIX.describe(errnoValue))", errno: errnoValue)
     }
 }
+
+import Foundation
 
 #if canImport(Glibc)
     import Glibc

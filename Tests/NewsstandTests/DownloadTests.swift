@@ -29,7 +29,7 @@ import Testing
         try await library.addIssue(
             named: "Issue", date: DownloadTests.date, assets: [AssetRequest(url: url, sha256: sha256, unpack: unpack)])
         let events = EventLog()
-        let summary = try await library.download(options: options) { events.append($0) }
+        let summary = try await library.download(options: options) { for await event in $0 { events.append(event) } }
         try await library.shutdown()
         let asset = try #require(await library.issue(named: "Issue")?.assets.first)
         return (library, asset, events.all, summary)
@@ -143,9 +143,11 @@ import Testing
                 try await library.addIssue(named: "Issue", date: DownloadTests.date, assets: [AssetRequest(url: url)])
                 // The first attempt is cut; before the retry the publisher replaces the file.
                 let swapped = Flag()
-                let summary = try await library.download { event in
-                    if case .retrying = event.kind, swapped.setOnce() {
-                        server.serve("/c.bin", bytes: new, etag: "\"v2\"")
+                let summary = try await library.download { events in
+                    for await event in events {
+                        if case .retrying = event.kind, swapped.setOnce() {
+                            server.serve("/c.bin", bytes: new, etag: "\"v2\"")
+                        }
                     }
                 }
                 try await library.shutdown()
@@ -212,7 +214,7 @@ import Testing
                 named: "Issue", date: DownloadTests.date,
                 assets: [AssetRequest(url: try #require(URL(string: "http://127.0.0.1:1/x.pdf")))])
             let events = EventLog()
-            let summary = try await library.download { events.append($0) }
+            let summary = try await library.download { for await event in $0 { events.append(event) } }
             try await library.shutdown()
             let message = try #require(summary.failed.values.first)
             #expect(message.contains("connection refused"), "\(message)")
@@ -342,7 +344,9 @@ import Testing
                 let library = try await openLibrary(root)
                 try await library.addIssue(named: "Issue", date: DownloadTests.date, assets: requests)
                 let events = EventLog()
-                let summary = try await library.download(options: DownloadOptions(jobs: 8)) { events.append($0) }
+                let summary = try await library.download(options: DownloadOptions(jobs: 8)) {
+                    for await event in $0 { events.append(event) }
+                }
                 try await library.shutdown()
                 #expect(summary.finished.count == 50)
                 let finishedOrder = events.all.compactMap {
@@ -470,11 +474,13 @@ import Testing
                     named: "Issue", date: DownloadTests.date,
                     assets: [AssetRequest(url: try #require(URL(string: server.url("/s.bin"))))])
                 var kinds: [String] = []
-                for try await event in library.downloads() {
-                    switch event.kind {
-                    case .started: kinds.append("started")
-                    case .finished: kinds.append("finished")
-                    default: break
+                try await library.download { events in
+                    for await event in events {
+                        switch event.kind {
+                        case .started: kinds.append("started")
+                        case .finished: kinds.append("finished")
+                        default: break
+                        }
                     }
                 }
                 try await library.shutdown()

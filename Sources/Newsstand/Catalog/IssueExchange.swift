@@ -7,8 +7,9 @@ import Foundation
 /// {"name":"The Daily 2026-11-20","date":"2026-11-20","assets":[{"url":"https://…","sha256":"…","unpack":true}]}
 /// ```
 /// Export adds each issue's `status` and each asset's `state`, `receivedBytes` and `expectedBytes`;
-/// import reads only the definition (name, date, assets) and ignores every other key, so an export
-/// imports into an empty library as the same issues.
+/// import reads only the definition (name, date, assets with their `headers`) and ignores every other
+/// key, so an export imports into an empty library as the same issues. An asset's request headers
+/// (`"headers": {"Authorization": "Bearer …"}`) are secrets: export writes them only when asked.
 enum IssueExchange {
     /// One issue read from an import, or why it cannot be added.
     struct Item {
@@ -104,8 +105,21 @@ enum IssueExchange {
                 case .bool(let value)?: unpack = value
                 default: return .failure(.init("assets[\(n)].unpack is not true or false"))
                 }
+                var headers: [String: String] = [:]
+                switch asset["headers"] {
+                case nil, .null?: break
+                case .object(let object)?:
+                    for (name, value) in object {
+                        guard case .string(let text) = value else {
+                            return .failure(.init("assets[\(n)].headers.\(name) is not a string"))
+                        }
+                        headers[name] = text
+                    }
+                default: return .failure(.init("assets[\(n)].headers is not an object"))
+                }
                 do {
-                    let request = AssetRequest(url: try AssetRequest.parseURL(urlText), sha256: sha256, unpack: unpack)
+                    let request = AssetRequest(
+                        url: try AssetRequest.parseURL(urlText), sha256: sha256, unpack: unpack, headers: headers)
                     try request.validate()
                     assets.append(request)
                 } catch let error as NewsstandError {
@@ -119,8 +133,8 @@ enum IssueExchange {
         return .success((name, date, assets))
     }
 
-    /// Writes one issue of an export.
-    static func write(_ issue: Issue, into writer: inout JSONWriter) {
+    /// Writes one issue of an export; request headers in full only when `includeHeaders` is set.
+    static func write(_ issue: Issue, includeHeaders: Bool, into writer: inout JSONWriter) {
         writer.raw("{")
         writer.key("name", first: true)
         writer.string(issue.name)
@@ -139,6 +153,10 @@ enum IssueExchange {
             }
             writer.key("unpack")
             writer.bool(asset.unpack)
+            if includeHeaders, !asset.headers.isEmpty {
+                writer.key("headers")
+                writer.stringObject(asset.headers)
+            }
             writer.key("state")
             writer.string(asset.state.rawValue)
             writer.key("receivedBytes")

@@ -217,6 +217,7 @@ extension AssetDownload {
             self.userInfo = userInfo
         default: throw CatalogShapeError("\(path).userInfo is not an object")
         }
+        self.headers = try object.requestHeaders(at: path)
     }
 
     /// Writes the asset object. `error` and `expectedBytes` are always present (null when absent), as
@@ -230,6 +231,10 @@ extension AssetDownload {
         if let fileName {
             writer.key("fileName")
             writer.string(fileName)
+        }
+        if !headers.isEmpty {
+            writer.key("headers")
+            writer.stringObject(headers)
         }
         writer.key("id")
         writer.string(id)

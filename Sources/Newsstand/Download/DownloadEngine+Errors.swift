@@ -110,7 +110,8 @@ extension DownloadEngine {
                 ?? "\(name) requires credentials (http://user:password@host:port in the proxy variable)"
             return Classified(
                 error: NewsstandError(
-                    .network, "\(target): \(text) (407 Proxy Authentication Required)", underlying: error),
+                    .network, "\(target): \(text) (407 Proxy Authentication Required)", underlying: error,
+                    httpStatus: 407),
                 isTransient: false)
         }
         guard let error = error as? HTTPClientError else { return nil }

@@ -14,6 +14,8 @@ final class DownloadEngine: Sendable {
         var assetID: String
         var url: URL
         var sha256: String?
+        /// The asset's own request headers, sent on every request of it (see ``hopHeaders(_:adding:from:to:)``).
+        var headers: [String: String] = [:]
         var partialPath: String
         var recordPath: String
     }
@@ -76,6 +78,24 @@ final class DownloadEngine: Sendable {
         for client in clients { try await client.shutdown() }
     }
 
+    // A library dropped without `shutdown()` drops its engine: AsyncHTTPClient traps in debug builds when a
+    // client that was not shut down is deinitialised, so the engine shuts its own clients down here. The
+    // callback form keeps each client alive until its shutdown has finished (a shut-down client deinits
+    // quietly), and needs nothing from this object.
+    deinit {
+        let clients = ownedClients.withLock { Array($0.values) }
+        guard !clients.isEmpty else { return }
+        let logger = self.logger
+        logger.debug("shutting down \(clients.count) HTTP client(s) of a library dropped without shutdown()")
+        for client in clients {
+            client.shutdown { error in
+                logger.debug(
+                    "HTTP client of a dropped library shut down",
+                    metadata: error.map { ["error": "\($0)"] } ?? [:])
+            }
+        }
+    }
+
     /// How a request for `url` travels: direct, or through the proxy the environment names for it.
     /// - Throws: `NewsstandError` when that proxy variable cannot be used.
     func route(for url: URL) throws -> Route {
@@ -105,8 +125,8 @@ final class DownloadEngine: Sendable {
                 // its own URL calls for.
                 redirectConfiguration: .disallow,
                 timeout: .init(
-                    connect: .seconds(Int64(configuration.connectTimeout.components.seconds)),
-                    read: .seconds(Int64(configuration.readTimeout.components.seconds))),
+                    connect: DownloadEngine.timeAmount(configuration.connectTimeout),
+                    read: DownloadEngine.timeAmount(configuration.readTimeout)),
                 decompression: .disabled)
             config.connectionPool = .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: 64)
             config.httpVersion = .http1Only
@@ -133,6 +153,35 @@ final class DownloadEngine: Sendable {
             clients[route] = client
             return client
         }
+    }
+
+    /// `duration` in NIO's nanoseconds, to the full precision both keep (not whole seconds); negative
+    /// durations become zero and ones past about 292 years the largest amount.
+    static func timeAmount(_ duration: Duration) -> TimeAmount {
+        let (seconds, attoseconds) = duration.components
+        guard seconds >= 0, attoseconds >= 0 else { return .nanoseconds(0) }
+        let (whole, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
+        guard !overflow else { return .nanoseconds(.max) }
+        let (total, overflow2) = whole.addingReportingOverflow(attoseconds / 1_000_000_000)
+        return .nanoseconds(overflow2 ? .max : max(0, total))
+    }
+
+    /// The headers of one hop of an asset's request: the engine's own, then the asset's. `Authorization`,
+    /// `Cookie` and `Proxy-Authorization` go only to the asset URL's own origin (scheme, host and port): a
+    /// redirect to another origin does not receive them, as curl and AsyncHTTPClient do.
+    static func hopHeaders(_ base: HTTPHeaders, adding asset: [String: String], from origin: URL, to hop: URL)
+        -> HTTPHeaders
+    {
+        guard !asset.isEmpty else { return base }
+        var headers = base
+        let sameOrigin = RequestHeaders.isSameOrigin(origin, hop)
+        for name in asset.keys.sorted() {
+            guard let value = asset[name] else { continue }
+            if !sameOrigin, RequestHeaders.originBound.contains(name.lowercased()) { continue }
+            // The asset's value wins over the engine's default (a publisher's own User-Agent, Accept).
+            headers.replaceOrAdd(name: name, value: value)
+        }
+        return headers
     }
 
     private func tlsConfiguration() async throws -> TLSConfiguration {
@@ -225,7 +274,9 @@ final class DownloadEngine: Sendable {
                 var outcome: AttemptOutcome
                 while true {
                     hop.route = try route(for: hop.url)
-                    let request = try request(for: hop.url, route: hop.route, headers: headers)
+                    let request = try request(
+                        for: hop.url, route: hop.route,
+                        headers: DownloadEngine.hopHeaders(headers, adding: job.headers, from: job.url, to: hop.url))
                     outcome = try await execute(request, delegate: delegate, route: hop.route)
                     guard case .redirect(let location) = outcome else { break }
                     // Range and If-Range go along: the validator still names the bytes on disk.
@@ -251,6 +302,7 @@ final class DownloadEngine: Sendable {
                             .lengthMismatch, "\(job.url.absoluteString) sent \(size) of \(expected) bytes")
                     }
                     try verify(job, digest: digest)
+                    progress(.bytes(received: size, expected: size, bytesPerSecond: throttle.finalRate(total: size)))
                     return Result(
                         size: size, record: ResumeRecord.load(job.recordPath),
                         bytesFetched: fetched + delegate.receivedBytes)
@@ -258,6 +310,7 @@ final class DownloadEngine: Sendable {
                     // A server may omit `Content-Range: bytes */N`; the recorded size then decides.
                     if offset > 0, (total ?? record?.expectedBytes) == offset {
                         try verify(job, digest: digest)
+                        progress(.bytes(received: size, expected: size, bytesPerSecond: throttle.finalRate(total: size)))
                         return Result(size: size, record: record, bytesFetched: fetched + delegate.receivedBytes)
                     }
                     // Our bytes do not fit the resource any more: start over (the catch below truncates).
@@ -296,7 +349,7 @@ final class DownloadEngine: Sendable {
                     throw NewsstandError(
                         classified.error.code,
                         "\(lastError) (gave up after \(failuresWithoutProgress) attempts without progress)",
-                        underlying: error)
+                        underlying: error, errno: classified.error.errno, httpStatus: classified.error.httpStatus)
                 }
                 let delay = configuration.retry.delay(
                     attempt: max(failuresWithoutProgress, 1), retryAfter: classified.retryAfter,

@@ -23,6 +23,15 @@ final class ProgressThrottle: Sendable {
             return true
         }
         guard due else { return nil }
+        return rate(total: total, at: now)
+    }
+
+    /// The rate for the last report of a completed transfer, which is made whatever the throttle says.
+    func finalRate(total: Int64) -> Double {
+        rate(total: total, at: ContinuousClock.now)
+    }
+
+    private func rate(total: Int64, at now: ContinuousClock.Instant) -> Double {
         let elapsed = now - start
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
         return seconds > 0 ? Double(total - baseline) / seconds : 0

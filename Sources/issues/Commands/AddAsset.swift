@@ -22,6 +22,13 @@ struct AddAsset: AsyncParsableCommand {
     @Flag(name: .long, help: "Keep an archive as a plain file instead of unpacking it.")
     var noUnpack = false
 
+    @Option(
+        name: .customLong("header"),
+        help: ArgumentHelp(
+            "A request header sent with every request of this asset, e.g. 'Authorization: Bearer TOKEN' (repeatable). Kept in the catalog, never shown in full.",
+            valueName: "name: value"))
+    var headers: [String] = []
+
     func validate() throws {
         do {
             _ = try AssetRequest.parseURL(url)
@@ -31,10 +38,29 @@ struct AddAsset: AsyncParsableCommand {
         if let sha256, !AssetRequest.isValidSHA256(sha256) {
             throw ValidationError("--sha256 must be 64 hexadecimal digits (got \(sha256.count) characters)")
         }
+        do {
+            _ = try requestHeaders()
+        } catch let error as NewsstandError {
+            throw ValidationError("--header: \(error.message)")
+        }
+    }
+
+    /// The `--header` values by name; a name given twice (in any case) is refused.
+    private func requestHeaders() throws -> [String: String] {
+        var result: [String: String] = [:]
+        for line in headers {
+            let (name, value) = try AssetRequest.parseHeader(line)
+            if result.keys.contains(where: { $0.lowercased() == name.lowercased() }) {
+                throw NewsstandError(.invalidHeader, "the request header \(name.debugDescription) is given twice")
+            }
+            result[name] = value
+        }
+        return result
     }
 
     func run() async throws {
-        let request = AssetRequest(url: try AssetRequest.parseURL(url), sha256: sha256, unpack: !noUnpack)
+        let request = AssetRequest(
+            url: try AssetRequest.parseURL(url), sha256: sha256, unpack: !noUnpack, headers: try requestHeaders())
         let library = try await libraryOptions.open()
         let asset = try await library.addAsset(toIssueNamed: name, request)
         Terminal.output(asset.id)

@@ -18,8 +18,8 @@ struct Download: AsyncParsableCommand {
         let library = try await libraryOptions.open(configuration: tls.applied(to: run.configuration))
         let names = self.names.isEmpty ? nil : self.names
         let options = run.downloadOptions
-        try await DownloadSession.run(library: library) { onEvent in
-            try await library.download(issues: names, options: options, onEvent: onEvent)
+        try await DownloadSession.run(library: library) { consume in
+            try await library.download(issues: names, options: options, consume)
         }
     }
 }

@@ -8,7 +8,7 @@ struct Import: AsyncParsableCommand {
         discussion: """
             FILE (or - for standard input) holds a JSON array of issues, JSON Lines, or a catalog object \
             {"publication": …, "issues": […]}; each issue is {"name", "date", "assets": [{"url", "sha256"?, \
-            "unpack"?}]}, the format `issues export` writes. Each issue is added or refused on its own; \
+            "unpack"?, "headers"?: {"Name": "value"}}]}, the format `issues export` writes. Each issue is added or refused on its own; \
             one line per issue says which. Exits 1 when any issue was refused.
             """)
 

@@ -14,8 +14,8 @@ struct Resume: AsyncParsableCommand {
     func run() async throws {
         let library = try await libraryOptions.open(configuration: tls.applied(to: run.configuration))
         let options = run.downloadOptions
-        try await DownloadSession.run(library: library) { onEvent in
-            try await library.resumeDownloads(options: options, onEvent: onEvent)
+        try await DownloadSession.run(library: library) { consume in
+            try await library.resumeDownloads(options: options, consume)
         }
     }
 }

@@ -89,8 +89,8 @@ struct Subscribe: AsyncParsableCommand {
         if !noDownload, !added.isEmpty {
             let downloadOptions = run.downloadOptions
             let names = added
-            try await DownloadSession.run(library: library) { onEvent in
-                try await library.download(issues: names, options: downloadOptions, onEvent: onEvent)
+            try await DownloadSession.run(library: library) { consume in
+                try await library.download(issues: names, options: downloadOptions, consume)
             }
         } else {
             try? await library.shutdown()

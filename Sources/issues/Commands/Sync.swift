@@ -48,8 +48,8 @@ struct Sync: AsyncParsableCommand {
             let downloadOptions = run.downloadOptions
             let names = toDownload
             do {
-                try await DownloadSession.run(library: library) { onEvent in
-                    try await library.download(issues: names, options: downloadOptions, onEvent: onEvent)
+                try await DownloadSession.run(library: library) { consume in
+                    try await library.download(issues: names, options: downloadOptions, consume)
                 }
             } catch let exit as ExitCode where exit == .failure && failed > 0 {
                 throw exit

@@ -11,13 +11,22 @@ import Synchronization
 /// Runs one `download` or `resume`: progress on stderr, Ctrl-C handling, the summary on stdout, and the
 /// exit status (1 if any asset failed, 130 when interrupted).
 enum DownloadSession {
+    /// Reads a run's events; passed to the library's `download(issues:options:_:)` or `resumeDownloads`.
+    typealias Consumer = @Sendable (AsyncStream<DownloadEvent>) async -> Void
+
+    /// - Parameter body: Starts the run with the consumer it is given, e.g.
+    ///   `{ consume in try await library.download(issues: names, options: options, consume) }`.
     static func run(
-        library: Library,
-        _ body: @escaping @Sendable (@escaping @Sendable (DownloadEvent) -> Void) async throws -> DownloadSummary
+        library: Library, _ body: @escaping @Sendable (_ consume: @escaping Consumer) async throws -> DownloadSummary
     ) async throws {
         let reporter = ProgressReporter()
         let started = ContinuousClock.now
-        let task = Task { try await body { reporter.handle($0) } }
+        // Ctrl-C cancels this task: the library then stops the run and still returns its summary.
+        let task = Task {
+            try await body { events in
+                for await event in events { reporter.handle(event) }
+            }
+        }
 
         // First Ctrl-C: cancel, keep partial files, exit after the downloads wind down. Second: leave now.
         signal(SIGINT, SIG_IGN)

@@ -45,6 +45,8 @@ struct AssetReport {
     var sha256: String?
     var unpack: Bool
     var fileName: String?
+    /// The request headers, values redacted, sorted by name.
+    var headers: [(name: String, value: String)]
 
     init(_ asset: AssetDownload, library: Library) {
         id = asset.id
@@ -60,5 +62,6 @@ struct AssetReport {
         sha256 = asset.sha256
         unpack = asset.unpack
         fileName = asset.fileName
+        headers = asset.redactedHeaders.sorted { $0.key.lowercased() < $1.key.lowercased() }.map { ($0.key, $0.value) }
     }
 }

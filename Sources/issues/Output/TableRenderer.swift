@@ -20,6 +20,7 @@ enum TableRenderer {
             lines.append("    url:    \(asset.url)")
             if let name = asset.fileName { lines.append("    file:   \(name)") }
             if let sha = asset.sha256 { lines.append("    sha256: \(sha)") }
+            for (name, value) in asset.headers { lines.append("    header: \(name): \(value)") }
             if !asset.unpack { lines.append("    unpack: no") }
             if let error = asset.error { lines.append("    error:  \(error)") }
         }
