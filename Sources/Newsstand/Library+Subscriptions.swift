@@ -78,46 +78,69 @@ extension Library {
 
     // MARK: Refreshing
 
-    /// Refreshes subscriptions, one report each as it finishes: the named ones (paused ones too), or every
-    /// active one. New items become issues; a subscription's `keep` is applied. A failing subscription
-    /// never stops the others: its report carries the error.
+    /// Refreshes subscriptions while `body` reads one report per subscription as each finishes: the named
+    /// ones (paused ones too), or every active one. New items become issues; a subscription's `keep` is
+    /// applied. A failing subscription never stops the others: its report carries the error.
+    ///
+    /// Scoped like ``download(issues:options:isolation:_:)``: the refreshes run only while `body` runs;
+    /// when it returns early, throws or is cancelled, those not finished are cancelled (a subscription is
+    /// changed only by a whole merge, so none is left half-refreshed).
     /// - Parameters:
     ///   - names: Subscription names, or nil for every subscription that is not paused.
     ///   - backfill: Also add items seen before that never became issues (older than the initial choice).
-    /// - Throws: `.subscriptionNotFound` for an unknown name, before anything is fetched.
-    public func sync(_ names: [String]? = nil, backfill: Bool = false, concurrency: Int = 8) async throws
-        -> AsyncStream<SyncReport>
-    {
+    ///   - concurrency: How many feeds are fetched at once.
+    ///   - isolation: Where `body` runs; the caller's actor by default.
+    ///   - body: Reads the reports; by default it reads them all.
+    /// - Returns: Every report, in the order they finished.
+    /// - Throws: `.subscriptionNotFound` for an unknown name, before anything is fetched; what `body` throws.
+    @discardableResult
+    public func sync(
+        _ names: [String]? = nil, backfill: Bool = false, concurrency: Int = 8,
+        isolation: isolated (any Actor)? = #isolation,
+        _ body: (AsyncStream<SyncReport>) async throws -> Void = { for await _ in $0 {} }
+    ) async throws -> [SyncReport] {
         let store = SubscriptionStore(layout: layout)
         let chosen = try await runBlocking { () -> [Subscription] in
             let all = try store.all()
             guard let names else { return all.filter { !$0.isPaused } }
             return try names.map { name in
                 guard let found = all.first(where: { $0.name.lowercased() == name.lowercased() }) else {
-                    throw NewsstandError(.subscriptionNotFound, "no subscription named \(name.debugDescription)")
+                    throw SubscriptionStore.notFound(name)
                 }
                 return found
             }
         }
-        let (stream, continuation) = AsyncStream.makeStream(of: SyncReport.self)
-        let task = Task {
-            await withTaskGroup(of: SyncReport.self) { group in
-                var next = chosen.makeIterator()
-                for _ in 0..<max(1, concurrency) {
-                    guard let subscription = next.next() else { break }
-                    group.addTask { await self.refresh(subscription, backfill: backfill) }
-                }
-                while let report = await group.next() {
-                    continuation.yield(report)
-                    if let subscription = next.next() {
+        let (reports, continuation) = AsyncStream<SyncReport>.makeStream()
+        return try await withThrowingTaskGroup(of: [SyncReport].self) { outer in
+            outer.addTask {
+                defer { continuation.finish() }
+                return await withTaskGroup(of: SyncReport.self) { group in
+                    var all: [SyncReport] = []
+                    var next = chosen.makeIterator()
+                    for _ in 0..<max(1, concurrency) {
+                        guard let subscription = next.next() else { break }
                         group.addTask { await self.refresh(subscription, backfill: backfill) }
                     }
+                    while let report = await group.next() {
+                        all.append(report)
+                        continuation.yield(report)
+                        if !Task.isCancelled, let subscription = next.next() {
+                            group.addTask { await self.refresh(subscription, backfill: backfill) }
+                        }
+                    }
+                    return all
                 }
             }
-            continuation.finish()
+            do {
+                try await body(reports)
+            } catch {
+                outer.cancelAll()
+                _ = try? await outer.next()
+                throw error
+            }
+            outer.cancelAll()
+            return try await outer.next() ?? []
         }
-        continuation.onTermination = { _ in task.cancel() }
-        return stream
     }
 
     /// Refreshes one subscription; never throws (the report says what failed).

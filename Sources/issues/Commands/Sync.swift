@@ -35,8 +35,10 @@ struct Sync: AsyncParsableCommand {
             if subscriptions.isEmpty {
                 Terminal.error("no subscriptions in \(library.rootURL.path); add one with `issues subscribe URL`")
             }
-            for await report in try await library.sync(names.isEmpty ? nil : names, backfill: backfill) {
-                SyncOutput.synced(report)
+            let reports = try await library.sync(names.isEmpty ? nil : names, backfill: backfill) { reports in
+                for await report in reports { SyncOutput.synced(report) }
+            }
+            for report in reports {
                 if report.failedError != nil { failed += 1 }
                 if automatic.contains(report.subscription) { toDownload += report.addedIssues }
             }
