@@ -123,7 +123,7 @@ clean:
 FUZZ_SECONDS ?= 600
 FUZZ_NICE    ?= nice -n 19
 FUZZ_DIR     := .build-fuzz
-FUZZ_TARGETS := JSONReader CatalogRecord ContentRange RetryAfter ContentDisposition ArchivePath
+FUZZ_TARGETS := JSONReader CatalogRecord ContentRange RetryAfter ContentDisposition ArchivePath FeedParser
 FUZZ_SWIFTC  := $(FUZZ_NICE) swiftc -swift-version 6 -package-name issues -parse-as-library -sanitize=fuzzer,address -O -g \
                 -use-ld=lld -warnings-as-errors -enable-upcoming-feature ExistentialAny \
                 -I Sources/CLibArchive -I Sources/CSystemShims
@@ -141,14 +141,19 @@ FUZZ_SRC_ContentDisposition := $(N)/Download/FileNaming.swift $(N)/Internal/Safe
                                $(N)/Download/ResumeRecord.swift $(N)/AssetDownload.swift \
                                $(N)/Internal/AtomicFile.swift $(N)/Internal/POSIX.swift $(N)/NewsstandError.swift
 FUZZ_SRC_ArchivePath        := $(N)/Archive/EntryPathPolicy.swift
+FUZZ_SRC_FeedParser         := $(wildcard $(N)/Feeds/*.swift) $(N)/Catalog/JSON.swift $(N)/AssetRequest.swift \
+                               $(N)/AssetDownload.swift $(N)/NewsstandError.swift $(N)/IssueDate.swift \
+                               $(N)/Download/HTTPDate.swift $(N)/Internal/POSIX.swift
 
-# Longest input tried: a few catalog records; a header line; a path up to PATH_MAX plus a link target.
+# Longest input tried: a few catalog records; a header line; a path up to PATH_MAX plus a link target;
+# a feed of a few items.
 FUZZ_MAXLEN_JSONReader         := 16384
 FUZZ_MAXLEN_CatalogRecord      := 16384
 FUZZ_MAXLEN_ContentRange       := 256
 FUZZ_MAXLEN_RetryAfter         := 256
 FUZZ_MAXLEN_ContentDisposition := 1024
 FUZZ_MAXLEN_ArchivePath        := 8192
+FUZZ_MAXLEN_FeedParser         := 16384
 
 .SECONDEXPANSION:
 $(FUZZ_DIR)/%: Fuzz/%/main.swift $$(FUZZ_SRC_$$*) | deps

@@ -60,17 +60,24 @@ import Testing
         }
         if let url = expectedObject["url"] { actual["url"] = url }
 
+        let fragment = expectedObject["message"]?.stringValue
+        let fragmentHolds = fragment.map {
+            actual["message"]?.stringValue?.contains($0) == true && actual["error"] == expectedObject["error"]
+        }
         if ProcessInfo.processInfo.environment["FEED_GOLDEN_WRITE"] == "1" {
-            try Self.pretty(.object(actual)).write(to: expectedURL)
+            // An error's expected file holds a fragment chosen by hand: kept while it still holds.
+            if fragmentHolds != true { try Self.pretty(.object(actual)).write(to: expectedURL) }
             return
         }
-        if case .string(let fragment)? = expectedObject["message"] {
+        if let fragment {
             // Errors: the code exactly, the message by a fragment (it names the URL, byte offsets may move).
             #expect(actual["error"] == expectedObject["error"], "\(name)")
             let message = actual["message"]?.stringValue ?? ""
             #expect(message.contains(fragment), "\(name): \(message)")
         } else {
-            #expect(JSONValue.object(actual) == expected, "\(name): \(String(decoding: Self.pretty(.object(actual)), as: UTF8.self))")
+            #expect(
+                JSONValue.object(actual) == expected,
+                "\(name): \(String(decoding: Self.pretty(.object(actual)), as: UTF8.self))")
         }
     }
 
@@ -81,9 +88,10 @@ import Testing
     @Test func dailyPictureMappingFromSamples() throws {
         let mapping = try FeedMapping(
             json: Data(contentsOf: Self.packageRoot.appendingPathComponent("Samples/mappings/daily-picture.json")))
-        let body = Data(
-            #"{"images": [{"startdate": "20170319", "urlbase": "/az/hprichbg/rb/TingSakura_ZH-CN14945610051", "copyright": "…", "hsh": "c4afb61170efde716ed371c02f8db13f"}]}"#
-                .utf8)
+        let text =
+            #"{"images": [{"startdate": "20170319", "urlbase": "/az/hprichbg/rb/TingSakura_ZH-CN14945610051", "#
+            + #""copyright": "…", "hsh": "c4afb61170efde716ed371c02f8db13f"}]}"#
+        let body = Data(text.utf8)
         let url = try #require(URL(string: "https://images.example.com/HPImageArchive.aspx?format=js&idx=0&n=1"))
         let result = try FeedParser.parse(body, url: url, mapping: mapping)
         guard case .feed(let document) = result else {
@@ -143,7 +151,10 @@ import Testing
         var limits = FeedLimits()
         limits.maxFieldBytes = 5
         // "ab" + "é" (2 bytes) + "👍🏽" (8 bytes, one character): the emoji does not fit and is dropped whole.
-        let body = Data("<rss><channel><item><title>abé👍🏽cd</title><guid>e\u{301}e\u{301}e\u{301}</guid></item></channel></rss>".utf8)
+        let body = Data(
+            ("<rss><channel><item><title>abé👍🏽cd</title>"
+                + "<guid>e\u{301}e\u{301}e\u{301}</guid></item></channel></rss>").utf8
+        )
         let item = try #require(try Self.document(body, limits: limits)?.items.first)
         #expect(item.title == "abé")
         // "e" + U+0301 is 3 bytes, one character: a byte cut at 5 would keep the second "e" without its accent.
@@ -212,7 +223,8 @@ import Testing
     }
 
     @Test(arguments: [
-        ("2017-03-19", 1_489_881_600.0), ("2017-03-19T10:00:00Z", 1_489_917_600), ("2017-03-19 11:00+01:00", 1_489_917_600),
+        ("2017-03-19", 1_489_881_600.0), ("2017-03-19T10:00:00Z", 1_489_917_600),
+        ("2017-03-19 11:00+01:00", 1_489_917_600),
         ("2017-03-19T10:00:00.5Z", 1_489_917_600.5), ("2017-03-19T10:00:00-0130", 1_489_923_000),
     ])
     func rfc3339(_ text: String, _ seconds: Double) {
@@ -257,7 +269,9 @@ import Testing
             return mapping.dateFormat.date(text)
         }
         #expect(try date("yyyyMMdd", "20170319") == Date(timeIntervalSince1970: 1_489_881_600))
-        #expect(try date("yyyy-MM-dd'T'HH:mm:ss.SSS", "2017-03-19T10:00:00.250") == Date(timeIntervalSince1970: 1_489_917_600.25))
+        #expect(
+            try date("yyyy-MM-dd'T'HH:mm:ss.SSS", "2017-03-19T10:00:00.250")
+                == Date(timeIntervalSince1970: 1_489_917_600.25))
         #expect(try date("dd.MM.yyyy", "19.03.2017") == Date(timeIntervalSince1970: 1_489_881_600))
         #expect(try date("unix-ms", "1489917600000") == Date(timeIntervalSince1970: 1_489_917_600))
         #expect(try date("rfc822", "Sun, 19 Mar 2017 10:00:00 GMT") == Date(timeIntervalSince1970: 1_489_917_600))
@@ -314,7 +328,10 @@ import Testing
         let paragraph = String(
             repeating: "&lt;p&gt;Lorem ipsum dolor sit amet, consectetur &amp; adipiscing elit.&lt;/p&gt; ",
             count: descriptionBytes / 80)
-        var text = #"<?xml version="1.0" encoding="UTF-8"?><rss version="2.0" xmlns:itunes="http://www.itunes.com/dtds/podcast-1.0.dtd"><channel><title>Large</title>"#
+        var text =
+            #"<?xml version="1.0" encoding="UTF-8"?>"#
+            + #"<rss version="2.0" xmlns:itunes="http://www.itunes.com/dtds/podcast-1.0.dtd">"#
+            + "<channel><title>Large</title>"
         text.reserveCapacity(items * (descriptionBytes + 600))
         for n in 0..<items {
             text += """
@@ -385,8 +402,9 @@ import Testing
             case .object(let object): return object.mapValues(any)
             }
         }
-        let data = (try? JSONSerialization.data(
-            withJSONObject: any(value), options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])) ?? Data()
+        let data =
+            (try? JSONSerialization.data(
+                withJSONObject: any(value), options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])) ?? Data()
         return data + Data("\n".utf8)
     }
 }

@@ -103,7 +103,8 @@ enum AtomReader {
         func make(_ context: FeedContext) -> FeedItem {
             var assets: [FeedAsset] = []
             for link in enclosures where assets.count < context.limits.maxAssetsPerItem {
-                if let asset = context.enclosure(url: link.href, base: link.base, length: link.length, type: link.type) {
+                if let asset = context.enclosure(url: link.href, base: link.base, length: link.length, type: link.type)
+                {
                     assets.append(asset)
                 }
             }

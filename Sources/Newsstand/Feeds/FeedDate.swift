@@ -73,7 +73,8 @@ enum FeedDate {
             year += 1900  // RFC 2822 §4.3: a three-digit year is added to 1900
         }
         let time = clock ?? (0, 0, 0)
-        return make(year: year, month: month, day: day, hour: time.hour, minute: time.minute, second: time.second,
+        return make(
+            year: year, month: month, day: day, hour: time.hour, minute: time.minute, second: time.second,
             fraction: 0, offsetSeconds: offset)
     }
 
@@ -96,13 +97,15 @@ enum FeedDate {
             let year = number(b[0..<4]), let month = number(b[5..<7]), let day = number(b[8..<10])
         else { return nil }
         if b.count == 10 {
-            return make(year: year, month: month, day: day, hour: 0, minute: 0, second: 0, fraction: 0, offsetSeconds: 0)
+            return make(
+                year: year, month: month, day: day, hour: 0, minute: 0, second: 0, fraction: 0, offsetSeconds: 0)
         }
         let separator = b[10]
         guard separator == UInt8(ascii: "T") || separator == UInt8(ascii: "t") || separator == 0x20,
             let parsed = parseClock(b[11...])
         else { return nil }
-        return make(year: year, month: month, day: day, hour: parsed.clock.hour, minute: parsed.clock.minute,
+        return make(
+            year: year, month: month, day: day, hour: parsed.clock.hour, minute: parsed.clock.minute,
             second: parsed.clock.second, fraction: parsed.fraction, offsetSeconds: parsed.zone ?? 0)
     }
 

@@ -104,7 +104,8 @@ public struct FeedMapping: Sendable, Hashable {
                     default: throw Self.invalid("\"\(what).unpack\" is not true or false")
                     }
                     assets.append(
-                        AssetTemplate(url: url, sha256: try Self.template(object["sha256"], "\(what).sha256"),
+                        AssetTemplate(
+                            url: url, sha256: try Self.template(object["sha256"], "\(what).sha256"),
                             unpack: unpack))
                 default:
                     throw Self.invalid("\"\(what)\" is neither a URL template nor an object")
@@ -120,10 +121,13 @@ public struct FeedMapping: Sendable, Hashable {
 
     private static func invalid(_ message: String) -> NewsstandError { NewsstandError(.invalidMapping, message) }
 
-    private static func refuseUnknownKeys(_ object: [String: JSONValue], allowed: Set<String>, in place: String) throws {
+    private static func refuseUnknownKeys(_ object: [String: JSONValue], allowed: Set<String>, in place: String) throws
+    {
         if let unknown = object.keys.filter({ !allowed.contains($0) }).sorted().first {
             throw invalid(
-                "\(place) has an unknown key \(unknown.debugDescription) (known: \(allowed.sorted().joined(separator: ", ")))")
+                "\(place) has an unknown key \(unknown.debugDescription) "
+                    + "(known: \(allowed.sorted().joined(separator: ", ")))"
+            )
         }
     }
 
@@ -307,7 +311,9 @@ public struct FeedMapping: Sendable, Hashable {
             }
             for required in [PatternPart.year, .month, .day] where !parts.contains(required) {
                 throw FeedMapping.invalid(
-                    "\"item.dateFormat\" \(text.debugDescription) needs yyyy, MM and dd (or rfc3339, rfc822, unix, unix-ms)")
+                    "\"item.dateFormat\" \(text.debugDescription) needs yyyy, MM and dd "
+                        + "(or rfc3339, rfc822, unix, unix-ms)"
+                )
             }
             return parts
         }
@@ -318,7 +324,9 @@ public struct FeedMapping: Sendable, Hashable {
             case .rfc3339: return FeedDate.rfc3339(text)
             case .rfc822: return FeedDate.rfc822(text)
             case .unixSeconds, .unixMilliseconds:
-                guard let number = Double(text.trimmingCharacters(in: .whitespaces)), number.isFinite else { return nil }
+                guard let number = Double(text.trimmingCharacters(in: .whitespaces)), number.isFinite else {
+                    return nil
+                }
                 let seconds = self == .unixSeconds ? number : number / 1000
                 // Years 1–9999, as everywhere else.
                 guard seconds > -62_135_596_800, seconds < 253_402_300_800 else { return nil }
@@ -342,12 +350,24 @@ public struct FeedMapping: Sendable, Hashable {
                 case .literal(let byte):
                     guard k < bytes.count, bytes[k] == byte else { return nil }
                     k += 1
-                case .year: guard let v = digits(4) else { return nil }; values.year = v
-                case .month: guard let v = digits(2) else { return nil }; values.month = v
-                case .day: guard let v = digits(2) else { return nil }; values.day = v
-                case .hour: guard let v = digits(2), v < 24 else { return nil }; values.hour = v
-                case .minute: guard let v = digits(2), v < 60 else { return nil }; values.minute = v
-                case .second: guard let v = digits(2), v < 61 else { return nil }; values.second = min(v, 59)
+                case .year:
+                    guard let v = digits(4) else { return nil }
+                    values.year = v
+                case .month:
+                    guard let v = digits(2) else { return nil }
+                    values.month = v
+                case .day:
+                    guard let v = digits(2) else { return nil }
+                    values.day = v
+                case .hour:
+                    guard let v = digits(2), v < 24 else { return nil }
+                    values.hour = v
+                case .minute:
+                    guard let v = digits(2), v < 60 else { return nil }
+                    values.minute = v
+                case .second:
+                    guard let v = digits(2), v < 61 else { return nil }
+                    values.second = min(v, 59)
                 case .fraction:
                     var scale = 0.1
                     let start = k

@@ -1,45 +1,58 @@
 /// Escaped HTML as plain text, for the text fields that carry HTML (an Atom `type="html"` title): tags
 /// dropped, the predefined entities, `&nbsp;` and numeric references replaced; anything else kept as written.
+/// Works on Unicode scalars: as characters, "<" followed by a combining mark would not be "<".
 enum HTMLText {
     static func plain(_ html: String) -> String {
-        var out = ""
-        var rest = Substring(html)
-        while let open = rest.firstIndex(of: "<") {
-            out += rest[..<open]
-            guard let close = rest[open...].firstIndex(of: ">") else {
-                rest = rest[open...]
-                break
+        var out = String.UnicodeScalarView()
+        var inTag = false
+        var tag = String.UnicodeScalarView()
+        for scalar in html.unicodeScalars {
+            if inTag {
+                tag.append(scalar)
+                if scalar == ">" {
+                    inTag = false
+                    tag = String.UnicodeScalarView()
+                    out.append(" ")  // a tag between two words separates them; runs of spaces collapse later
+                }
+            } else if scalar == "<" {
+                inTag = true
+                tag.append(scalar)
+            } else {
+                out.append(scalar)
             }
-            out += " "  // a tag between two words separates them; runs of spaces collapse later
-            rest = rest[rest.index(after: close)...]
         }
-        out += rest
-        return decodeEntities(out)
+        out.append(contentsOf: tag)  // an unclosed "<…" is text
+        return decodeEntities(String(out))
     }
 
     /// Replaces `&lt;`, `&gt;`, `&amp;`, `&quot;`, `&apos;`, `&nbsp;`, `&#N;` and `&#xH;`.
     static func decodeEntities(_ text: String) -> String {
-        guard text.contains("&") else { return text }
-        var out = ""
-        var rest = Substring(text)
-        while let amp = rest.firstIndex(of: "&") {
-            out += rest[..<amp]
-            let after = rest.index(after: amp)
-            guard let semicolon = rest[after...].prefix(12).firstIndex(of: ";"),
-                let scalar = scalar(rest[after..<semicolon])
-            else {
-                out.append("&")
-                rest = rest[after...]
+        let scalars = Array(text.unicodeScalars)
+        guard scalars.contains("&") else { return text }
+        var out = String.UnicodeScalarView()
+        var k = 0
+        while k < scalars.count {
+            guard scalars[k] == "&" else {
+                out.append(scalars[k])
+                k += 1
                 continue
             }
-            out.unicodeScalars.append(scalar)
-            rest = rest[rest.index(after: semicolon)...]
+            var end = k + 1
+            while end < scalars.count, end - k <= 12, scalars[end] != ";" { end += 1 }
+            if end < scalars.count, scalars[end] == ";",
+                let scalar = scalar(String(String.UnicodeScalarView(scalars[(k + 1)..<end])))
+            {
+                out.append(scalar)
+                k = end + 1
+            } else {
+                out.append("&")
+                k += 1
+            }
         }
-        out += rest
-        return out
+        return String(out)
     }
 
-    private static func scalar(_ name: Substring) -> Unicode.Scalar? {
+    private static func scalar(_ name: String) -> Unicode.Scalar? {
         switch name {
         case "lt": return "<"
         case "gt": return ">"
@@ -49,11 +62,14 @@ enum HTMLText {
         case "nbsp": return "\u{A0}"
         default:
             guard name.hasPrefix("#") else { return nil }
-            let digits = name.dropFirst()
+            let digits = name.unicodeScalars.dropFirst()
             let hex = digits.first == "x" || digits.first == "X"
-            // At most 8 digits: the value fits a UInt32 whatever they are.
-            let body = hex ? digits.dropFirst() : digits
-            guard !body.isEmpty, body.count <= 8, let value = UInt32(body, radix: hex ? 16 : 10) else { return nil }
+            let body = String(String.UnicodeScalarView(hex ? digits.dropFirst() : digits))
+            // At most 8 digits, all of them digits (no sign): the value fits a UInt32.
+            guard !body.isEmpty, body.utf8.count <= 8,
+                body.unicodeScalars.allSatisfy({ $0.properties.isASCIIHexDigit && (hex || ("0"..."9").contains($0)) }),
+                let value = UInt32(body, radix: hex ? 16 : 10)
+            else { return nil }
             guard value != 0, let scalar = Unicode.Scalar(value) else { return "\u{FFFD}" }
             return scalar
         }

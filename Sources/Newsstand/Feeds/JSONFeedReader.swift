@@ -26,10 +26,12 @@ enum JSONFeedReader {
                             mimeType: context.text(attachment["mime_type"]?.stringValue)))
                 }
             }
-            let date = item["date_published"]?.stringValue.flatMap(FeedDate.rfc3339)
+            let date =
+                item["date_published"]?.stringValue.flatMap(FeedDate.rfc3339)
                 ?? item["date_modified"]?.stringValue.flatMap(FeedDate.rfc3339)
             document.items.append(
-                FeedItem(id: context.text(item["id"]?.text), title: context.text(item["title"]?.stringValue),
+                FeedItem(
+                    id: context.text(item["id"]?.text), title: context.text(item["title"]?.stringValue),
                     date: date, assets: assets))
         }
         return document
@@ -61,7 +63,8 @@ extension JSONValue {
     var length: Int64? {
         switch self {
         case .integer(let number): return number >= 0 ? number : nil
-        case .double(let number): return number >= 0 && number < 9e18 && number.rounded() == number ? Int64(number) : nil
+        case .double(let number):
+            return number >= 0 && number < 9e18 && number.rounded() == number ? Int64(number) : nil
         default: return nil
         }
     }

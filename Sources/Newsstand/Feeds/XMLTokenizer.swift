@@ -307,7 +307,8 @@ struct XMLTokenizer {
         scopeCounts.append(added)
         for (prefix, local, value) in pending {
             attributes.append(
-                Attribute(prefix: prefix, localName: local, namespace: prefix.flatMap { namespace(of: $0) }, value: value))
+                Attribute(
+                    prefix: prefix, localName: local, namespace: prefix.flatMap { namespace(of: $0) }, value: value))
         }
         let (prefix, local) = split(nameRange)
         let tag = StartTag(
