@@ -32,6 +32,7 @@ extension Library {
     /// - Returns: What was added. Downloading the new issues is the caller's next step.
     /// - Throws: `.invalidURL`, `.duplicateSubscription`, `.invalidMapping`, and the fetch and parse
     ///   errors (`.httpStatus`, `.network`, `.invalidFeed`, `.unsafeFeed`); nothing is recorded then.
+    @discardableResult
     public func subscribe(to url: URL, options: SubscribeOptions = SubscribeOptions()) async throws -> SyncReport {
         let url = try AssetRequest.parseURL(url.absoluteString)
         let mapping = try options.mapping.map { try FeedMapping(json: $0) }

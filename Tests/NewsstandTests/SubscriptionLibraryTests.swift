@@ -1,0 +1,113 @@
+import Foundation
+import NewsstandTestSupport
+import Testing
+
+@testable import Newsstand
+
+/// Subscriptions through the `Library` API, as an app would use them: what the CLI does, plus the
+/// scoped `sync` (leaving its closure early cancels what is left) and a crash between the catalog's
+/// write and the subscription's (the next refresh adopts the issue instead of adding it twice).
+@Suite struct SubscriptionLibraryTests {
+    static func jsonFeed(_ count: Int, server: TestHTTPServer, title: String = "Notes") -> [UInt8] {
+        let items = (1...max(1, count)).prefix(count).map { n in
+            """
+            {"id": "note-\(n)", "title": "Note \(n)", "date_published": "2026-11-\(String(format: "%02d", n))T08:00:00Z",
+             "attachments": [{"url": "\(server.url("/notes/\(n).pdf"))", "mime_type": "application/pdf"}]}
+            """
+        }
+        return Array(
+            """
+            {"version": "https://jsonfeed.org/version/1.1", "title": "\(title)", "items": [\(items.joined(separator: ","))]}
+            """.utf8)
+    }
+
+    @Test func subscribeSyncAndChangeThroughTheAPI() async throws {
+        try await withTestServer { server in
+            for n in 1...3 { server.serve("/notes/\(n).pdf", bytes: patternBytes(count: 100 * n)) }
+            server.serve("/feed.json", bytes: Self.jsonFeed(2, server: server))
+            try await withTemporaryDirectory { root in
+                try await Library.withLibrary(at: root) { library in
+                    let url = try #require(URL(string: server.url("/feed.json")))
+                    let report = try await library.subscribe(to: url, options: SubscribeOptions(initial: .all))
+                    #expect(report.subscription == "Notes")
+                    #expect(Set(report.addedIssues) == ["Note 1", "Note 2"])
+                    let issue = try #require(try await library.issue(named: "Note 2"))
+                    #expect(issue.date == IssueDate("2026-11-02"))
+                    #expect(issue.origin?.itemID == "note-2")
+
+                    server.serve("/feed.json", bytes: Self.jsonFeed(3, server: server))
+                    var seen: [SyncReport] = []
+                    let reports = try await library.sync { reports in
+                        for await report in reports { seen.append(report) }
+                    }
+                    #expect(seen.count == 1 && reports.count == 1)
+                    #expect(reports.first?.addedIssues == ["Note 3"])
+
+                    let changed = try await library.changeSubscription(
+                        named: "notes", SubscriptionChange(name: "Field Notes", keep: .some(2), isPaused: true))
+                    #expect(changed.name == "Field Notes" && changed.keep == 2 && changed.isPaused)
+                    // Paused: a sync of all skips it; naming it refreshes it.
+                    #expect(try await library.sync().isEmpty)
+                    #expect(try await library.sync(["Field Notes"]).count == 1)
+                    await #expect(throws: NewsstandError.self) { try await library.sync(["Nope"]) }
+                    let subscriptions = try await library.subscriptions()
+                    #expect(subscriptions.map(\.itemsSeen) == [3])
+                }
+            }
+        }
+    }
+
+    @Test func leavingTheSyncClosureEarlyCancelsTheRest() async throws {
+        try await withTestServer { server in
+            try await withTemporaryDirectory { root in
+                try await Library.withLibrary(at: root) { library in
+                    for n in 1...6 {
+                        server.serve("/feed-\(n).json", bytes: Self.jsonFeed(0, server: server, title: "Feed \(n)"))
+                        let url = try #require(URL(string: server.url("/feed-\(n).json")))
+                        try await library.subscribe(to: url, options: SubscribeOptions(initial: .newest(0)))
+                    }
+                    // Every feed now answers slowly; the closure leaves after the first report.
+                    server.setDefaultFaults(Faults(bytesPerSecond: 20))
+                    for n in 1...6 {
+                        server.serve("/feed-\(n).json", bytes: Self.jsonFeed(0, server: server, title: "Feed \(n) v2"))
+                    }
+                    let started = ContinuousClock.now
+                    let reports = try await library.sync(concurrency: 1) { reports in
+                        for await _ in reports { break }
+                    }
+                    #expect(reports.count <= 2, "\(reports.count) refreshes ran after the closure left")
+                    #expect(ContinuousClock.now - started < .seconds(30))
+                }
+            }
+        }
+    }
+
+    @Test func anIssueMadeBeforeACrashIsAdoptedNotAddedAgain() async throws {
+        try await withTestServer { server in
+            server.serve("/feed.json", bytes: Self.jsonFeed(1, server: server))
+            try await withTemporaryDirectory { root in
+                try await Library.withLibrary(at: root) { library in
+                    let url = try #require(URL(string: server.url("/feed.json")))
+                    try await library.subscribe(to: url, options: SubscribeOptions(initial: .all, downloadsAutomatically: false))
+                    // What a sync killed between its two writes leaves: the issue of note 2 in the catalog,
+                    // its item not yet in the subscription's record.
+                    let subscription = try #require(try await library.subscriptions().first)
+                    let feedItem = FeedItem(
+                        id: "note-2", title: "Note 2", date: nil,
+                        assets: [FeedAsset(url: try #require(URL(string: server.url("/notes/2.pdf"))))])
+                    let item = SubscriptionItem(id: "note-2", firstSeen: IssueDate("2026-11-02")!)
+                    let catalog = library.catalog
+                    _ = try catalog.write { changes in
+                        try Library.stageSubscribedIssue(feedItem, item: item, subscription: subscription, in: &changes)
+                    }
+                    server.serve("/feed.json", bytes: Self.jsonFeed(2, server: server))
+                    let reports = try await library.sync()
+                    #expect(reports.first?.addedIssues == ["Note 2"])
+                    let names = try await library.issues().map(\.name).sorted()
+                    #expect(names == ["Note 1", "Note 2"])
+                    #expect(try await library.subscriptions().first?.issueNames.sorted() == ["Note 1", "Note 2"])
+                }
+            }
+        }
+    }
+}
