@@ -8,6 +8,7 @@
 /// .catalog/index.jsonl         one line per change, newest wins: derived, rebuilt from the records
 /// .catalog/pending/<asset id>  a symlink whose target is the issue's key: the saved download list
 /// .catalog/intent              only while a change is being written: the keys it touches
+/// .catalog/content/<asset id>.json  what an unpacked asset placed (paths, sizes): for `verify`
 /// .downloads/ .staging/ .trash/ partial downloads, extraction folders, removed folders on their way out
 /// <issue folder>/              one content folder per issue
 /// ```
@@ -29,6 +30,9 @@ struct LibraryLayout: Sendable, Hashable {
     var index: String { catalog + "/index.jsonl" }
     var pending: String { catalog + "/pending" }
     var intent: String { catalog + "/intent" }
+    /// What each unpacked asset placed (paths and sizes), written once per placement, for `verify`.
+    var contentRecords: String { catalog + "/content" }
+    func contentRecord(_ assetID: String) -> String { "\(contentRecords)/\(assetID).json" }
 
     /// The bucket holding the record or claim with `key` at depth `digits`.
     func bucket(_ key: String, digits: Int) -> String { "\(records(digits: digits))/\(key.prefix(digits)).jsonl" }
