@@ -32,7 +32,7 @@ struct Issues: AsyncParsableCommand {
         version: NewsstandInfo.version,
         subcommands: [
             Add.self, AddAsset.self, Download.self, Resume.self, List.self, Show.self, Path.self, Open.self,
-            Remove.self, Import.self, Export.self, Verify.self,
+            Remove.self, Import.self, Export.self, Verify.self, Pin.self, Unpin.self, Prune.self,
         ]
     )
 

@@ -11,12 +11,16 @@ struct IssueReport {
     var assetsTotal: Int
     var bytes: Int64
     var assets: [AssetReport]
+    var isPinned: Bool
+    var publication: String
 
     init(_ issue: Issue, library: Library) {
         name = issue.name
         date = issue.date.description
         status = issue.status.rawValue
         directory = library.contentURL(for: issue).path
+        isPinned = issue.isPinned
+        publication = issue.publicationName
         assets = issue.assets.map { AssetReport($0, library: library) }
         assetsDone = issue.assets.filter(\.isComplete).count
         assetsTotal = issue.assets.count
