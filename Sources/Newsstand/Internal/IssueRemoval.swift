@@ -18,6 +18,8 @@ struct IssueRemoval {
 
     let catalog: Catalog
     let layout: LibraryLayout
+    /// Whether the caller already holds the catalog lock (`verify --repair`).
+    var catalogLocked = false
 
     struct Outcome {
         var removed: [(issue: Issue, bytes: Int64)] = []
@@ -35,6 +37,10 @@ struct IssueRemoval {
             ]
         }
         return DiskUsage.bytes(of: paths)
+    }
+
+    private func write<T>(_ body: (inout CatalogChanges) throws -> T) throws -> T {
+        catalogLocked ? try catalog.writeHoldingLock(body) : try catalog.write(body)
     }
 
     /// Removes `issues`.
@@ -72,7 +78,7 @@ struct IssueRemoval {
         defer { withExtendedLifetime(locks) {} }
         guard !lockedNames.isEmpty else { return outcome }
 
-        let marked = try catalog.write { changes -> [Issue] in
+        let marked = try write { changes -> [Issue] in
             var marked: [Issue] = []
             for name in lockedNames {
                 guard var current = try changes.issue(named: name) else { continue }
@@ -92,7 +98,7 @@ struct IssueRemoval {
         CrashPoint.reached("prune-marked")
         let sizes = marked.map { IssueRemoval.bytesOnDisk(of: $0, layout: layout) }
         var trashed: [String] = []
-        try catalog.write { changes in
+        try write { changes in
             for issue in marked {
                 let content = layout.contentFolder(issue.folderName)
                 guard POSIX.exists(content) else { continue }
