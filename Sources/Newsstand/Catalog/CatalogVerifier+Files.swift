@@ -22,7 +22,7 @@ extension CatalogVerifier {
             let id = String(name.prefix { $0 != "." })
             if FileLock.isHeld(path: layout.assetLock(id)) || isLive(id) { continue }
             let path = "\(layout.downloads)/\(name)"
-            note(.staleFile, path, "a download file of \(Self.describe(id, assets)) that no download will use") {
+            note(.staleFile, path, "a download file that no download will use (\(Self.describe(id, assets)))") {
                 try POSIX.unlinkIfPresent(path)
             }
         }

@@ -92,10 +92,12 @@ enum PruneOutput {
             lines.append("kept \(spared.name.debugDescription) (\(spared.date)): \(why)")
         }
         let count = report.removed.count
+        let issues = "\(count) issue\(count == 1 ? "" : "s")"
+        let freed = "\(Format.bytes(report.bytesFreed)) (\(report.bytesFreed) bytes)"
         lines.append(
-            "\(count) issue\(count == 1 ? "" : "s") \(verb), \(Format.bytes(report.bytesFreed)) "
-                + "(\(report.bytesFreed) bytes) \(report.dryRun ? "would be " : "")freed; the issues now take "
-                + "\(Format.bytes(report.bytesAfter))")
+            report.dryRun
+                ? "\(issues) would be removed, \(freed) freed; the issues would then take \(Format.bytes(report.bytesAfter))"
+                : "\(issues) removed, \(freed) freed; the issues now take \(Format.bytes(report.bytesAfter))")
         if report.overBudget, let budget {
             lines.append(
                 "still over --max-bytes \(Format.bytes(budget)): the rest is pinned or in flight")
