@@ -188,6 +188,13 @@ struct ExtractionSession {
             )
         }
 
+        if let declared = declaredSize, let spaceLimit, declared > spaceLimit - bytes {
+            throw refusal(
+                .insufficientSpace,
+                "the entry declares \(declared) bytes but the file system has room for only \(max(spaceLimit - bytes, 0)) more",
+                entryPath: entryPath)
+        }
+
         // Permissions: no setuid/setgid/sticky, umask applied, and the owner can always read files and
         // read/write/search directories, so that the content can be moved and deleted later.
         if hardlink == nil && symlink == nil {
