@@ -28,12 +28,12 @@ extension CatalogVerifier {
     func checkContent(of issues: [String: Issue], selected: Set<String>?) throws {
         for (key, issue) in issues.sorted(by: { $0.value.name < $1.value.name }) {
             guard selected?.contains(key) ?? true, !issue.isBeingRemoved else { continue }
-            let folder = layout.contentFolder(issue.folderName)
-            guard POSIX.exists(folder) else { continue }  // a missing folder is checkFolders' report
-            if isInFlight(issue) {
+            if !issue.assets.isEmpty, isInFlight(issue) {
                 report.skippedInFlight.append(issue.name)
                 continue
             }
+            let folder = layout.contentFolder(issue.folderName)
+            guard POSIX.exists(folder) else { continue }  // a missing folder is checkFolders' report
             report.contentChecked += 1
             try checkContent(of: issue, in: folder)
         }
