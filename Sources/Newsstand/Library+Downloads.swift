@@ -395,7 +395,8 @@ extension Library {
                     try? TreeRemover.remove(staging)
                     throw NewsstandError(
                         error.kind == .unsafeEntry || error.kind == .unsupportedEntryType
-                            ? .unsafeArchiveEntry : error.kind == .insufficientSpace ? .insufficientSpace : .unpackFailed,
+                            ? .unsafeArchiveEntry
+                            : error.kind == .insufficientSpace ? .insufficientSpace : .unpackFailed,
                         "cannot unpack \(archived.url.absoluteString) into \(item.issueName.debugDescription): \(error)",
                         underlying: error)
                 } catch {

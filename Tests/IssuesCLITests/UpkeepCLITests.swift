@@ -23,7 +23,8 @@ import Testing
         let r = try run(["list", "--json"], lib)
         #expect(r.status == 0, "\(r.stderr)")
         let list = try #require(try json(r.stdout) as? [[String: Any]])
-        return Dictionary(uniqueKeysWithValues: list.compactMap { issue in (issue["name"] as? String).map { ($0, issue) } })
+        return Dictionary(
+            uniqueKeysWithValues: list.compactMap { issue in (issue["name"] as? String).map { ($0, issue) } })
     }
 
     /// `list` (the index) and `show` (the records) agree.
@@ -45,7 +46,9 @@ import Testing
     func seed(_ lib: URL, _ server: TestHTTPServer) throws {
         server.serve("/daily.pdf", bytes: Self.body)
         for day in 1...5 {
-            let r = try run(["add", "The Daily 2026-11-0\(day)", "--date", "2026-11-0\(day)", "--asset", server.url("/daily.pdf")], lib)
+            let r = try run(
+                ["add", "The Daily 2026-11-0\(day)", "--date", "2026-11-0\(day)", "--asset", server.url("/daily.pdf")],
+                lib)
             #expect(r.status == 0, "\(r.stderr)")
         }
         let d = try run(["download"], lib)
@@ -58,7 +61,8 @@ import Testing
             try await withTemporaryDirectory { lib in
                 try seed(lib, server)
                 var r = try run(["list"], lib)
-                let pinnedRow = try #require(r.stdout.split(separator: "\n").first { $0.hasPrefix("The Daily 2026-11-02") })
+                let pinnedRow = try #require(
+                    r.stdout.split(separator: "\n").first { $0.hasPrefix("The Daily 2026-11-02") })
                 #expect(pinnedRow.contains(" yes "), "\(r.stdout)")
                 #expect(r.stdout.split(separator: "\n").first?.contains("PIN") == true)
                 let list = try listed(lib)
@@ -66,7 +70,8 @@ import Testing
                 #expect(list["The Daily 2026-11-01"]?["pinned"] as? Bool == false)
                 r = try run(["show", "The Daily 2026-11-02"], lib)
                 #expect(r.stdout.contains("pinned:  yes") && r.stdout.contains("publication: The Daily"), "\(r.stdout)")
-                let shown = try #require(try json(try run(["show", "--json", "The Daily 2026-11-02"], lib).stdout) as? [String: Any])
+                let shown = try #require(
+                    try json(try run(["show", "--json", "The Daily 2026-11-02"], lib).stdout) as? [String: Any])
                 #expect(shown["pinned"] as? Bool == true)
 
                 // The dry run lists exactly what the real run removes, with the same bytes.
@@ -77,20 +82,29 @@ import Testing
                 let planned = try #require(try json(dry.stdout) as? [String: Any])
                 let done = try #require(try json(real.stdout) as? [String: Any])
                 #expect(planned["dryRun"] as? Bool == true && done["dryRun"] as? Bool == false)
-                let names = { (report: [String: Any]) in (report["removed"] as? [[String: Any]] ?? []).compactMap { $0["name"] as? String } }
+                let names = { (report: [String: Any]) in
+                    (report["removed"] as? [[String: Any]] ?? []).compactMap { $0["name"] as? String }
+                }
                 #expect(names(planned) == ["The Daily 2026-11-01", "The Daily 2026-11-03"])
                 #expect(names(done) == names(planned))
                 #expect(done["bytesFreed"] as? Int == 2 * Self.body.count)
                 #expect(planned["bytesFreed"] as? Int == done["bytesFreed"] as? Int)
                 let spared = try #require(done["spared"] as? [[String: Any]])
-                #expect(spared.first?["name"] as? String == "The Daily 2026-11-02" && spared.first?["protection"] as? String == "pinned")
-                #expect(Set(try listed(lib).keys) == ["The Daily 2026-11-02", "The Daily 2026-11-04", "The Daily 2026-11-05"])
+                #expect(
+                    spared.first?["name"] as? String == "The Daily 2026-11-02"
+                        && spared.first?["protection"] as? String == "pinned")
+                #expect(
+                    Set(try listed(lib).keys) == [
+                        "The Daily 2026-11-02", "The Daily 2026-11-04", "The Daily 2026-11-05",
+                    ])
                 #expect(!FileManager.default.fileExists(atPath: lib.path + "/The Daily 2026-11-01"))
 
                 #expect(try run(["unpin", "The Daily 2026-11-02"], lib).status == 0)
                 r = try run(["prune", "--max-bytes", "60K"], lib)
                 #expect(r.status == 0)
-                #expect(r.stdout.contains("removed \"The Daily 2026-11-02\"") && r.stdout.contains("removed \"The Daily 2026-11-04\""), "\(r.stdout)")
+                #expect(
+                    r.stdout.contains("removed \"The Daily 2026-11-02\"")
+                        && r.stdout.contains("removed \"The Daily 2026-11-04\""), "\(r.stdout)")
                 #expect(Set(try listed(lib).keys) == ["The Daily 2026-11-05"])
                 #expect(try run(["verify"], lib).status == 0)
             }
@@ -141,7 +155,8 @@ import Testing
                 // Untouched issues are whole; the pinned one too.
                 for name in ["The Daily 2026-11-02", "The Daily 2026-11-04", "The Daily 2026-11-05"] {
                     let file = lib.path + "/\(name)/daily.pdf"
-                    #expect(FileManager.default.contents(atPath: file).map(Array.init) == Self.body, "\(point): \(name)")
+                    #expect(
+                        FileManager.default.contents(atPath: file).map(Array.init) == Self.body, "\(point): \(name)")
                 }
                 // The repair finishes what was cut short; then nothing is left to repair.
                 let repair = try run(["verify", "--repair"], lib)
@@ -153,9 +168,15 @@ import Testing
                 #expect(names.isSuperset(of: ["The Daily 2026-11-02", "The Daily 2026-11-04", "The Daily 2026-11-05"]))
                 // A prune run again reaches the same end.
                 #expect(try run(["prune", "--keep", "2"], lib).status == 0)
-                #expect(Set(try listed(lib).keys) == ["The Daily 2026-11-02", "The Daily 2026-11-04", "The Daily 2026-11-05"])
+                #expect(
+                    Set(try listed(lib).keys) == [
+                        "The Daily 2026-11-02", "The Daily 2026-11-04", "The Daily 2026-11-05",
+                    ])
                 let left = try FileManager.default.contentsOfDirectory(atPath: lib.path).filter { !$0.hasPrefix(".") }
-                #expect(Set(left) == ["library.json", "The Daily 2026-11-02", "The Daily 2026-11-04", "The Daily 2026-11-05"])
+                #expect(
+                    Set(left) == [
+                        "library.json", "The Daily 2026-11-02", "The Daily 2026-11-04", "The Daily 2026-11-05",
+                    ])
                 #expect(try run(["verify"], lib).status == 0)
             }
         }
@@ -177,7 +198,9 @@ import Testing
                 try expectConsistent(lib, "after a repair killed and run again")
                 let resumed = try run(["resume"], lib)
                 #expect(resumed.status == 0, "\(resumed.stderr)")
-                #expect(FileManager.default.contents(atPath: lib.path + "/The Daily 2026-11-03/daily.pdf").map(Array.init) == Self.body)
+                #expect(
+                    FileManager.default.contents(atPath: lib.path + "/The Daily 2026-11-03/daily.pdf").map(Array.init)
+                        == Self.body)
                 #expect(try run(["verify"], lib).status == 0)
             }
         }
@@ -188,14 +211,20 @@ import Testing
             try await withTemporaryDirectory { lib in
                 server.serve("/slow.pdf", bytes: patternBytes(count: 400_000))
                 server.setFaults("/slow.pdf", Faults(bytesPerSecond: 50_000))
-                #expect(try run(["add", "Slow 2026-11-01", "--date", "2026-11-01", "--asset", server.url("/slow.pdf")], lib).status == 0)
+                #expect(
+                    try run(
+                        ["add", "Slow 2026-11-01", "--date", "2026-11-01", "--asset", server.url("/slow.pdf")], lib
+                    ).status == 0)
                 #expect(try run(["add", "Idle 2026-11-02", "--date", "2026-11-02"], lib).status == 0)
                 let downloader = try CommandRunner.start(
-                    CommandRunner.issuesBinary, ["download", "--library", lib.path], environment: CommandRunner.environment())
+                    CommandRunner.issuesBinary, ["download", "--library", lib.path],
+                    environment: CommandRunner.environment())
                 defer { downloader.send(SIGKILL) }
                 let downloads = lib.appendingPathComponent(".downloads")
                 let deadline = ContinuousClock.now + .seconds(30)
-                while ((try? FileManager.default.contentsOfDirectory(atPath: downloads.path)) ?? []).allSatisfy({ !$0.hasSuffix(".part") }) {
+                while ((try? FileManager.default.contentsOfDirectory(atPath: downloads.path)) ?? []).allSatisfy({
+                    !$0.hasSuffix(".part")
+                }) {
                     try #require(ContinuousClock.now < deadline, "the download never started")
                     try await Task.sleep(for: .milliseconds(20))
                 }
@@ -205,7 +234,9 @@ import Testing
                 let removed = (report["removed"] as? [[String: Any]] ?? []).compactMap { $0["name"] as? String }
                 let spared = try #require(report["spared"] as? [[String: Any]])
                 #expect(removed == ["Idle 2026-11-02"])
-                #expect(spared.first?["name"] as? String == "Slow 2026-11-01" && spared.first?["protection"] as? String == "in-flight")
+                #expect(
+                    spared.first?["name"] as? String == "Slow 2026-11-01"
+                        && spared.first?["protection"] as? String == "in-flight")
                 let v = try run(["verify", "--json"], lib)
                 let verify = try #require(try json(v.stdout) as? [String: Any])
                 #expect(verify["skippedInFlight"] as? [String] == ["Slow 2026-11-01"], "\(v.stdout)")

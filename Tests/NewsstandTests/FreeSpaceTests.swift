@@ -15,7 +15,8 @@ import Testing
     static let canMount: Bool = {
         guard geteuid() == 0, let probe = try? makeTemporaryDirectory() else { return false }
         defer { try? FileManager.default.removeItem(at: probe) }
-        guard (try? CommandRunner.run("/bin/mount", ["-t", "tmpfs", "-o", "size=1m", "tmpfs", probe.path]))?.status == 0
+        guard
+            (try? CommandRunner.run("/bin/mount", ["-t", "tmpfs", "-o", "size=1m", "tmpfs", probe.path]))?.status == 0
         else { return false }
         _ = try? CommandRunner.run("/bin/umount", [probe.path])
         return true
@@ -24,7 +25,8 @@ import Testing
     /// Runs `body` with a fresh tmpfs of `megabytes` mounted on a temporary folder, unmounted after.
     func withTmpfs(megabytes: Int, _ body: (URL) async throws -> Void) async throws {
         let mountPoint = try makeTemporaryDirectory()
-        let mounted = try CommandRunner.run("/bin/mount", ["-t", "tmpfs", "-o", "size=\(megabytes)m", "tmpfs", mountPoint.path])
+        let mounted = try CommandRunner.run(
+            "/bin/mount", ["-t", "tmpfs", "-o", "size=\(megabytes)m", "tmpfs", mountPoint.path])
         try #require(mounted.status == 0, "mount: \(mounted.stderr)")
         defer {
             _ = try? CommandRunner.run("/bin/umount", [mountPoint.path])
@@ -36,7 +38,8 @@ import Testing
     func openLibrary(_ root: URL) async throws -> Library {
         var configuration = Library.Configuration()
         configuration.syncDownloads = false
-        configuration.retry = RetryPolicy(maxAttemptsWithoutProgress: 2, baseDelay: .milliseconds(10), maxDelay: .milliseconds(20))
+        configuration.retry = RetryPolicy(
+            maxAttemptsWithoutProgress: 2, baseDelay: .milliseconds(10), maxDelay: .milliseconds(20))
         return try await Library.open(at: root, configuration: configuration)
     }
 
@@ -52,9 +55,11 @@ import Testing
             try await withTmpfs(megabytes: 8) { mount in
                 let library = try await openLibrary(mount.appendingPathComponent("lib"))
                 try await library.addIssue(
-                    named: "Big", date: IssueDate.today(), assets: [AssetRequest(url: URL(string: server.url("/big.pdf"))!)])
+                    named: "Big", date: IssueDate.today(),
+                    assets: [AssetRequest(url: URL(string: server.url("/big.pdf"))!)])
                 try await library.addIssue(
-                    named: "Small", date: IssueDate.today(), assets: [AssetRequest(url: URL(string: server.url("/small.pdf"))!)])
+                    named: "Small", date: IssueDate.today(),
+                    assets: [AssetRequest(url: URL(string: server.url("/small.pdf"))!)])
                 let summary = try await library.download()
                 try await library.shutdown()
                 #expect(summary.failed.count == 1 && summary.finished.count == 1, "\(summary)")
@@ -80,11 +85,15 @@ import Testing
                 // The same ZIP claiming 1 KiB, and a tar.gz (sizes known only while reading): stopped by
                 // the extraction itself at the free space, having filled nothing.
                 let understated = fixtures.path + "/understated.zip"
-                try ArchiveFixtures.writeBomb(entryName: "zeros.bin", zeroBytes: 12 << 20, format: .zip, to: understated)
+                try ArchiveFixtures.writeBomb(
+                    entryName: "zeros.bin", zeroBytes: 12 << 20, format: .zip, to: understated)
                 try ArchiveFixtures.understateZipEntrySizes(at: understated, claimedSize: 1024)
                 let tarball = fixtures.path + "/zeros.tar.gz"
-                try ArchiveFixtures.writeBomb(entryName: "zeros.bin", zeroBytes: 12 << 20, format: .tarGzip, to: tarball)
-                for (path, file) in [("/declared.zip", declared), ("/understated.zip", understated), ("/zeros.tar.gz", tarball)] {
+                try ArchiveFixtures.writeBomb(
+                    entryName: "zeros.bin", zeroBytes: 12 << 20, format: .tarGzip, to: tarball)
+                for (path, file) in [
+                    ("/declared.zip", declared), ("/understated.zip", understated), ("/zeros.tar.gz", tarball),
+                ] {
                     server.serve(path, bytes: Array(try Data(contentsOf: URL(fileURLWithPath: file))))
                 }
                 try await withTmpfs(megabytes: 8) { mount in
@@ -106,10 +115,14 @@ import Testing
                     }
                     // Nothing half-unpacked is left, and the archives wait to be unpacked when there is room.
                     let staging = library.layout.staging
-                    let leftovers = try FileManager.default.contentsOfDirectory(atPath: staging).filter { !$0.hasSuffix(".lock") }
+                    let leftovers = try FileManager.default.contentsOfDirectory(atPath: staging).filter {
+                        !$0.hasSuffix(".lock")
+                    }
                     #expect(leftovers.isEmpty, "\(leftovers)")
                     for summary in try await library.summaries() {
-                        #expect(!FileManager.default.fileExists(atPath: mount.path + "/lib/" + summary.folderName + "/zeros.bin"))
+                        #expect(
+                            !FileManager.default.fileExists(
+                                atPath: mount.path + "/lib/" + summary.folderName + "/zeros.bin"))
                     }
                 }
             }

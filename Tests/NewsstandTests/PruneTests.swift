@@ -42,11 +42,14 @@ import Testing
         var planted: [Planted] = []
         for n in 0..<Int.random(in: 4...14, using: &rng) {
             let publication = publications[Int.random(in: 0..<publications.count, using: &rng)]
-            let date = IssueDate(year: 2026, month: Int.random(in: 1...11, using: &rng), day: Int.random(in: 1...28, using: &rng))!
+            let date = IssueDate(
+                year: 2026, month: Int.random(in: 1...11, using: &rng), day: Int.random(in: 1...28, using: &rng))!
             let stored = Bool.random(using: &rng)
             let name = stored ? "\(publication) special \(n)" : "\(publication) \(date) #\(n)"
             let files = Int.random(in: 0...2, using: &rng)
-            let urls = (0..<max(files, 1)).map { AssetRequest(url: URL(string: "https://cdn.example.com/\(n)/\($0).pdf")!) }
+            let urls = (0..<max(files, 1)).map {
+                AssetRequest(url: URL(string: "https://cdn.example.com/\(n)/\($0).pdf")!)
+            }
             var issue = try await library.addIssue(
                 named: name, date: date, assets: urls, publication: stored ? publication : nil)
             let folder = library.contentURL(for: issue).path
@@ -92,7 +95,9 @@ import Testing
 
     /// Bytes of everything in the library except the catalog (what removals free).
     func bytesOnDisk(_ root: URL) throws -> Int64 {
-        let names = try FileManager.default.contentsOfDirectory(atPath: root.path).filter { $0 != ".catalog" && $0 != "library.json" }
+        let names = try FileManager.default.contentsOfDirectory(atPath: root.path).filter {
+            $0 != ".catalog" && $0 != "library.json"
+        }
         return DiskUsage.bytes(of: names.map { root.path + "/" + $0 })
     }
 
@@ -161,7 +166,9 @@ import Testing
                 // At or under budget whenever that is possible without touching protected issues.
                 if after > budget {
                     #expect(real.overBudget)
-                    #expect(remaining.allSatisfy { isProtected($0.name) }, "seed \(seed): over budget with unprotected issues left")
+                    #expect(
+                        remaining.allSatisfy { isProtected($0.name) },
+                        "seed \(seed): over budget with unprotected issues left")
                 } else {
                     #expect(!real.overBudget)
                 }
@@ -220,9 +227,13 @@ import Testing
             try await library.unpin(issuesNamed: ["A"])
             #expect(try await library.summaries().allSatisfy { !$0.isPinned })
             // An index line written before pins existed reads as unpinned.
-            let line = #"{"key":"0123456789abcdef0123456789abcdef","name":"Old","date":"2026-11-20","status":"none","done":0,"total":0,"bytes":0,"folder":"Old","issue":{"assets":[],"date":"2026-11-20","folder":"Old","name":"Old","status":"none","version":2}}"#
+            let line =
+                #"{"key":"0123456789abcdef0123456789abcdef","name":"Old","date":"2026-11-20","status":"none","done":0,"total":0,"bytes":0,"folder":"Old","issue":{"assets":[],"date":"2026-11-20","folder":"Old","name":"Old","status":"none","version":2}}"#
             let parsed = try Array(line.utf8).withUnsafeBufferPointer { try CatalogIndex.parse($0, offset: 0) }
-            guard case .issue(let entry) = parsed else { Issue.record("not an issue line"); return }
+            guard case .issue(let entry) = parsed else {
+                Issue.record("not an issue line")
+                return
+            }
             #expect(!entry.summary.isPinned)
         }
     }

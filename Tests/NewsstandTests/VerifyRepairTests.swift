@@ -115,9 +115,13 @@ import Testing
             let folder = library.contentURL(for: issue).path
             try Data("mine".utf8).write(to: URL(fileURLWithPath: folder + "/notes.txt"))
             try FileManager.default.createDirectory(atPath: folder + "/pages/extra", withIntermediateDirectories: true)
-            try FileManager.default.createDirectory(atPath: lib.path + "/Stray folder", withIntermediateDirectories: true)
+            try FileManager.default.createDirectory(
+                atPath: lib.path + "/Stray folder", withIntermediateDirectories: true)
             let found = try await library.verify(issues: nil, options: VerifyOptions(repair: true))
-            #expect(Set(found.problems.map(\.path)) == [folder + "/notes.txt", folder + "/pages/extra", lib.path + "/Stray folder"])
+            #expect(
+                Set(found.problems.map(\.path)) == [
+                    folder + "/notes.txt", folder + "/pages/extra", lib.path + "/Stray folder",
+                ])
             #expect(kinds(found).allSatisfy { $0 == .orphan } && !found.isClean)
             #expect(FileManager.default.fileExists(atPath: folder + "/notes.txt"), "a repair never deletes them")
             // Limited to the issue: the folder at the top is the library's business, still reported.
@@ -166,7 +170,8 @@ import Testing
         try await withDownloadedLibrary { library, lib, issue in
             let layout = library.layout
             try FileManager.default.createSymbolicLink(
-                atPath: layout.pendingMarker("00000000deadbeef"), withDestinationPath: String(repeating: "0", count: 32))
+                atPath: layout.pendingMarker("00000000deadbeef"), withDestinationPath: String(repeating: "0", count: 32)
+            )
             try FileManager.default.removeItem(atPath: layout.index)
             let found = try await library.verify(issues: nil, options: VerifyOptions())
             #expect(Set(kinds(found)) == [.stalePendingDownload, .indexOutOfStep], "\(found.problems)")
@@ -179,7 +184,7 @@ import Testing
 
     @Test func anInterruptedRemovalIsFinishedByTheRepair() async throws {
         try await withDownloadedLibrary { library, lib, issue in
-            try await runBlocking { [catalog = library.catalog] in
+            _ = try await runBlocking { [catalog = library.catalog] in
                 try catalog.write { try $0.update(named: issue.name) { $0.isBeingRemoved = true } }
             }
             let found = try await library.verify(issues: nil, options: VerifyOptions())

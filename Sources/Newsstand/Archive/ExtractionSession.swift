@@ -191,7 +191,8 @@ struct ExtractionSession {
         if let declared = declaredSize, let spaceLimit, declared > spaceLimit - bytes {
             throw refusal(
                 .insufficientSpace,
-                "the entry declares \(declared) bytes but the file system has room for only \(max(spaceLimit - bytes, 0)) more",
+                "the entry declares \(declared) bytes but the file system has room for only "
+                    + "\(max(spaceLimit - bytes, 0)) more",
                 entryPath: entryPath)
         }
 

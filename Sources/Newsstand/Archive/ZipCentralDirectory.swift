@@ -19,7 +19,8 @@ enum ZipCentralDirectory {
         guard let tail = read(fd, count: tailSize, at: Int64(size) - Int64(tailSize)) else { return nil }
         var position = tail.count - 22
         while position >= 0 {
-            if tail[position] == 0x50, tail[position + 1] == 0x4B, tail[position + 2] == 0x05, tail[position + 3] == 0x06,
+            if tail[position] == 0x50, tail[position + 1] == 0x4B, tail[position + 2] == 0x05,
+                tail[position + 3] == 0x06,
                 position + 22 + Int(le16(tail, position + 20)) == tail.count
             {
                 break

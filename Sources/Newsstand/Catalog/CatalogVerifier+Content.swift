@@ -87,14 +87,14 @@ extension CatalogVerifier {
             if !missing.isEmpty {
                 note(
                     .missingContent, "\(folder)/\(missing[0])",
-                    "\(what): \(Self.count(missing.count, "file")) missing (\(missing.prefix(3).joined(separator: ", "))\(missing.count > 3 ? ", …" : ""))"
+                    "\(what): \(Self.count(missing.count, "file")) missing (\(Self.first3(missing, ", ")))"
                 ) {
                     try requeue(issue, assets: [asset.id])
                 }
             } else if !changed.isEmpty {
                 note(
                     .changedContent, changedPlainFile ?? folder,
-                    "\(what): \(Self.count(changed.count, "file")) changed (\(changed.prefix(3).joined(separator: "; "))\(changed.count > 3 ? "; …" : ""))"
+                    "\(what): \(Self.count(changed.count, "file")) changed (\(Self.first3(changed, "; ")))"
                 ) {
                     // A plain file is placed under a new name if its old one is taken: the copy the
                     // library placed and that no longer matches goes first.
@@ -118,7 +118,8 @@ extension CatalogVerifier {
             // Inside an orphan folder already reported: that report covers it.
             if orphanFolders.contains(where: { path.hasPrefix($0 + "/") }) { continue }
             orphanFolders.append(path)
-            noteOrphan("\(folder)/\(path)", "no asset of \(issue.name.debugDescription) placed \(path.debugDescription)")
+            noteOrphan(
+                "\(folder)/\(path)", "no asset of \(issue.name.debugDescription) placed \(path.debugDescription)")
         }
     }
 
@@ -141,6 +142,11 @@ extension CatalogVerifier {
     }
 
     static func count(_ n: Int, _ noun: String) -> String { "\(n) \(noun)\(n == 1 ? "" : "s")" }
+
+    /// The first three items, and an ellipsis when there are more.
+    static func first3(_ items: [String], _ separator: String) -> String {
+        items.prefix(3).joined(separator: separator) + (items.count > 3 ? separator + "…" : "")
+    }
 
     /// The SHA-256 of a file, streamed; nil when it cannot be read.
     static func sha256(of path: String) -> String? {

@@ -34,7 +34,10 @@ extension CatalogVerifier {
                 note(.staleFile, path, "the lock file of a folder no issue has") { try POSIX.unlinkIfPresent(path) }
             } else {
                 if FileLock.isHeld(path: layout.assetLock(name)) { continue }
-                note(.staleFile, path, "the staging folder of an unpack that was cut short (\(Self.describe(name, assets)))") {
+                note(
+                    .staleFile, path,
+                    "the staging folder of an unpack that was cut short (\(Self.describe(name, assets)))"
+                ) {
                     try TreeRemover.remove(path)
                 }
             }

@@ -57,7 +57,9 @@ struct ContentRecord: Sendable, Hashable {
             }
             var entries: [PlacedEntry] = []
             for (index, item) in try object.array("entries", at: "").enumerated() {
-                guard case .object(let entry) = item else { throw CatalogShapeError("entries[\(index)] is not an object") }
+                guard case .object(let entry) = item else {
+                    throw CatalogShapeError("entries[\(index)] is not an object")
+                }
                 let kindText = try entry.string("kind", at: "entries[\(index)]")
                 guard let kind = PlacedEntry.Kind(rawValue: kindText) else {
                     throw CatalogShapeError("entries[\(index)].kind \(kindText.debugDescription) is unknown")

@@ -29,7 +29,8 @@ enum IssueExchange {
         func item(_ value: JSONValue) throws {
             var own: String?
             if case .object(let object) = value, case .string(let text)? = object["publication"] { own = text }
-            try body(Item(index: index, name: nameOf(value), result: definition(value), publication: own ?? publication))
+            try body(
+                Item(index: index, name: nameOf(value), result: definition(value), publication: own ?? publication))
             index += 1
         }
         do {

@@ -36,7 +36,8 @@ enum DiskUsage {
         var info = stat()
         guard lstat(path, &info) == 0 else { return 0 }
         guard info.st_mode & S_IFMT == S_IFDIR else {
-            if info.st_nlink > 1, !seen.insert(FileID(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))).inserted {
+            if info.st_nlink > 1, !seen.insert(FileID(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))).inserted
+            {
                 return 0
             }
             return Int64(info.st_size)

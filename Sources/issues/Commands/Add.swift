@@ -23,7 +23,8 @@ struct Add: AsyncParsableCommand {
     @Option(
         name: .long,
         help: ArgumentHelp(
-            "The publication it belongs to (prune --keep counts per publication); by default its name without a trailing date or number.",
+            "The publication it belongs to (prune --keep counts per publication); "
+                + "by default its name without a trailing date or number.",
             valueName: "name"))
     var publication: String?
 

@@ -18,15 +18,19 @@ struct Prune: AsyncParsableCommand {
     @OptionGroup var libraryOptions: LibraryOptions
     @OptionGroup var output: OutputOptions
 
-    @Option(name: .long, help: ArgumentHelp("Keep the N newest issues per publication or subscription.", valueName: "n"))
+    @Option(
+        name: .long, help: ArgumentHelp("Keep the N newest issues per publication or subscription.", valueName: "n"))
     var keep: Int?
 
-    @Option(name: .customLong("older-than"), help: ArgumentHelp("Remove issues dated more than DAYS days ago.", valueName: "days"))
+    @Option(
+        name: .customLong("older-than"),
+        help: ArgumentHelp("Remove issues dated more than DAYS days ago.", valueName: "days"))
     var olderThan: Int?
 
     @Option(
         name: .customLong("max-bytes"),
-        help: ArgumentHelp("Remove the oldest issues until the library takes at most SIZE (500M, 16G).", valueName: "size"))
+        help: ArgumentHelp(
+            "Remove the oldest issues until the library takes at most SIZE (500M, 16G).", valueName: "size"))
     var maxBytes: ByteSize?
 
     @Flag(name: .customLong("dry-run"), help: "Only list what would be removed; change nothing.")
@@ -94,10 +98,11 @@ enum PruneOutput {
         let count = report.removed.count
         let issues = "\(count) issue\(count == 1 ? "" : "s")"
         let freed = "\(Format.bytes(report.bytesFreed)) (\(report.bytesFreed) bytes)"
+        let after = Format.bytes(report.bytesAfter)
         lines.append(
             report.dryRun
-                ? "\(issues) would be removed, \(freed) freed; the issues would then take \(Format.bytes(report.bytesAfter))"
-                : "\(issues) removed, \(freed) freed; the issues now take \(Format.bytes(report.bytesAfter))")
+                ? "\(issues) would be removed, \(freed) freed; the issues would then take \(after)"
+                : "\(issues) removed, \(freed) freed; the issues now take \(after)")
         if report.overBudget, let budget {
             lines.append(
                 "still over --max-bytes \(Format.bytes(budget)): the rest is pinned or in flight")
