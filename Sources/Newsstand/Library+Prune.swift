@@ -41,7 +41,7 @@ extension Library {
                     done.removed.append(
                         .init(
                             name: planned.name, date: planned.date, group: planned.group, bytes: bytes,
-                            reasons: planned.reasons))
+                            reasons: planned.reasons, origin: issue.origin))
                 }
                 for (issue, protection) in outcome.spared {
                     done.spared.append(
@@ -137,7 +137,7 @@ struct PrunePlanner {
             let candidate = candidates[index]
             return .init(
                 name: candidate.issue.name, date: candidate.issue.date, group: candidate.group,
-                bytes: candidate.bytes, reasons: candidate.reasons)
+                bytes: candidate.bytes, reasons: candidate.reasons, origin: candidate.issue.origin)
         }
         return Plan(report: report, victims: order.map { candidates[$0].issue })
     }

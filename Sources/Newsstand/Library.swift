@@ -273,6 +273,7 @@ public actor Library {
                 // A download still running in another process keeps its files until it notices the removal.
                 _ = try Library.discardDownloadFiles(of: id, layout: layout)
                 try TreeRemover.remove(layout.stagingFolder(id))
+                try POSIX.unlinkIfPresent(layout.contentRecord(id))
             }
             try POSIX.unlinkIfPresent(layout.issueLock(issue.folderName))
             try TreeRemover.remove(trashed)

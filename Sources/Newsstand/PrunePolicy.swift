@@ -72,6 +72,8 @@ public struct PruneReport: Sendable, Hashable {
         /// Bytes it took on disk (content folder, partial and finished downloads, staging), all freed.
         public let bytes: Int64
         public let reasons: [Reason]
+        /// The subscription item it came from, for `sync` to remember as seen; nil for a hand-added issue.
+        public let origin: Issue.Origin?
     }
 
     /// One issue a rule picked but that was spared.

@@ -182,6 +182,14 @@ import Testing
         }
     }
 
+    @Test func removingAnUnpackedIssueLeavesNothingForVerify() async throws {
+        try await withDownloadedLibrary { library, lib, issue in
+            try await library.removeIssue(named: issue.name)
+            let report = try await library.verify(issues: nil, options: VerifyOptions())
+            #expect(report.problems.isEmpty, "\(report.problems)")
+        }
+    }
+
     @Test func anInterruptedRemovalIsFinishedByTheRepair() async throws {
         try await withDownloadedLibrary { library, lib, issue in
             _ = try await runBlocking { [catalog = library.catalog] in

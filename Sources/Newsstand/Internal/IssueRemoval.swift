@@ -61,14 +61,19 @@ struct IssueRemoval {
             }
             held.append(issueLock)
             var free = true
+            var created: [String] = []  // lock files that did not exist: not left behind for a spared issue
             for asset in issue.assets {
-                guard let lock = try FileLock.try(path: layout.assetLock(asset.id)) else {
+                let path = layout.assetLock(asset.id)
+                let existed = POSIX.exists(path)
+                guard let lock = try FileLock.try(path: path) else {
                     free = false
                     break
                 }
+                if !existed { created.append(path) }
                 held.append(lock)
             }
             guard free else {
+                for path in created { try POSIX.unlinkIfPresent(path) }
                 outcome.spared.append((issue, .inFlight))
                 continue
             }
