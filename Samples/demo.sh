@@ -236,6 +236,11 @@ heading "stopping the sample servers"
 stop "$server_pid"; echo "stopped pid $server_pid"; server_pid=""
 stop "$throttled_pid"; echo "stopped pid $throttled_pid"; throttled_pid=""
 
+heading "keeping the library healthy: pin one issue, see what a prune would remove, verify"
+issues pin "$first"
+issues prune --keep 1 --dry-run
+issues verify
+
 heading "done in $((SECONDS - started_at)) s"
 echo "the library is at $library (ISSUES_LIBRARY=$library issues list)"
 echo "the sample reader's library is at $reader_library, the subscribed one at $feed_library"

@@ -34,6 +34,9 @@ public struct Issue: Sendable, Hashable, Identifiable {
     public internal(set) var isPinned: Bool
     /// The subscription and feed item this issue came from; nil for an issue added by hand.
     public internal(set) var origin: Origin?
+    /// The publication this issue belongs to, when it was given (`add --publication`, an import's
+    /// `"publication"`); `prune --keep` otherwise groups by ``publicationName``.
+    public internal(set) var publication: String?
 
     /// Where a subscribed issue came from.
     public struct Origin: Sendable, Hashable {
@@ -64,6 +67,7 @@ public struct Issue: Sendable, Hashable, Identifiable {
         self.isBeingRemoved = false
         self.isPinned = false
         self.origin = nil
+        self.publication = nil
     }
 
     /// Recomputes `status` from the asset states.

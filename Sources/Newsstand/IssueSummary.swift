@@ -17,6 +17,8 @@ public struct IssueSummary: Sendable, Hashable {
     public let folderName: String
     /// True while a `remove` of the issue is under way.
     public let isBeingRemoved: Bool
+    /// A pinned issue is never pruned. Index lines written before pins existed read as unpinned.
+    public let isPinned: Bool
 
     init(_ issue: Issue) {
         name = issue.name
@@ -27,11 +29,12 @@ public struct IssueSummary: Sendable, Hashable {
         bytes = issue.assets.reduce(Int64(0)) { $0.saturatingAdd($1.receivedBytes) }
         folderName = issue.folderName
         isBeingRemoved = issue.isBeingRemoved
+        isPinned = issue.isPinned
     }
 
     init(
         name: String, date: IssueDate, status: Issue.Status, assetsDone: Int, assetsTotal: Int, bytes: Int64,
-        folderName: String, isBeingRemoved: Bool
+        folderName: String, isBeingRemoved: Bool, isPinned: Bool = false
     ) {
         self.name = name
         self.date = date
@@ -41,6 +44,7 @@ public struct IssueSummary: Sendable, Hashable {
         self.bytes = bytes
         self.folderName = folderName
         self.isBeingRemoved = isBeingRemoved
+        self.isPinned = isPinned
     }
 }
 

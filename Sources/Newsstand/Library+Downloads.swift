@@ -424,13 +424,17 @@ extension Library {
             let placedName = try await runBlocking { () -> String? in
                 let staging = layout.stagingFolder(id)
                 try TreeRemover.remove(staging)
+                try Library.checkSpaceToUnpack(completed, asset: archived, issueName: item.issueName, layout: layout)
                 try POSIX.makeDirectory(staging)
                 do {
                     // Extraction needs no lock: the staging folder is this asset's alone.
-                    _ = try ArchiveExtractor(limits: limits).extract(archiveAt: completed, into: staging)
+                    let summary = try ArchiveExtractor(limits: limits).extract(archiveAt: completed, into: staging)
                     return try whileListed { () -> String? in
                         try POSIX.makeDirectory(content)
                         try mergeStaging(staging, into: content)
+                        // What verify checks the folder against; before the commit, so that an unpacked
+                        // asset always has it (a crash before the commit redoes the unpack and rewrites it).
+                        try ContentRecord(assetID: id, entries: summary.placed).write(layout: layout)
                         guard keep else { return nil }
                         var updated = record ?? ResumeRecord(url: archived.url.absoluteString)
                         return try Library.placeFile(
@@ -444,7 +448,8 @@ extension Library {
                     try? TreeRemover.remove(staging)
                     throw NewsstandError(
                         error.kind == .unsafeEntry || error.kind == .unsupportedEntryType
-                            ? .unsafeArchiveEntry : .unpackFailed,
+                            ? .unsafeArchiveEntry
+                            : error.kind == .insufficientSpace ? .insufficientSpace : .unpackFailed,
                         "cannot unpack \(archived.url.absoluteString) into \(item.issueName.debugDescription): \(error)",
                         underlying: error)
                 } catch {

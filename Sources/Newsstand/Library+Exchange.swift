@@ -33,7 +33,7 @@ extension Library {
                             do {
                                 _ = try Library.stageNewIssue(
                                     named: definition.name, date: definition.date, assets: definition.assets,
-                                    in: &changes)
+                                    publication: item.publication, in: &changes)
                                 report.added.append(definition.name)
                             } catch let error as NewsstandError where error.code == .duplicateIssue {
                                 report.refused.append(.init(index: item.index, name: item.name, reason: error.message))

@@ -112,7 +112,8 @@ extension Library {
         record.bytes.withUnsafeBufferPointer { writer.append(UnsafeBufferPointer(rebasing: $0.dropFirst())) }
     }
 
-    /// `{"assetsDone":…,"assetsTotal":…,"bytes":…,"directory":"…",` — the record's members follow.
+    /// `{"assetsDone":…,"assetsTotal":…,"bytes":…,"directory":"…",` (and `"pinned":false` unless the
+    /// record says `"pinned":true`) — the record's members follow.
     private nonisolated func writePrefix(_ summary: IssueSummary, into writer: inout JSONWriter) {
         writer.raw("{")
         writer.key("assetsDone", first: true)
@@ -123,6 +124,11 @@ extension Library {
         writer.integer(summary.bytes)
         writer.key("directory")
         writer.string(layout.contentFolder(summary.folderName))
+        if !summary.isPinned {
+            // The record itself carries `"pinned":true` when pinned, so the key is always present once.
+            writer.key("pinned")
+            writer.bool(false)
+        }
         writer.raw(",")
     }
 

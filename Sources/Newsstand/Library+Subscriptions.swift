@@ -73,6 +73,7 @@ extension Library {
         }
         report.notes += notes
         let id = subscription.id
+        if !report.addedIssues.isEmpty { report.prunedIssues = try await applyKeep(of: id) }
         try? await runBlocking { try store.writeStatus(id, checked: Date(), outcome: "subscribed") }
         return report
     }
@@ -149,6 +150,7 @@ extension Library {
         var report = SyncReport(subscription: subscription.name, outcome: .unchanged)
         do {
             report = try await refreshOrThrow(subscription, backfill: backfill)
+            if !report.addedIssues.isEmpty { report.prunedIssues = try await applyKeep(of: subscription.id) }
         } catch let error as NewsstandError {
             report.outcome = .failed(error)
             if error.httpStatus == 410 {
@@ -227,6 +229,14 @@ extension Library {
         committed.movedTo = movedTo
         committed.outcome = .updated
         return committed
+    }
+
+    /// Prunes a subscription's issues down to its `keep` (never a pinned one or one in flight), when it
+    /// has one; applied whenever a refresh adds issues. Returns the names removed.
+    func applyKeep(of id: String) async throws -> [String] {
+        let store = SubscriptionStore(layout: layout)
+        guard let keep = try await runBlocking({ try store.load(id) })?.keep else { return [] }
+        return try await prune(PrunePolicy(keep: keep, subscriptionID: id)).removed.map(\.name)
     }
 
     /// Writes what a merge decided: new issues and changed ones first, then the subscription's record.

@@ -16,12 +16,21 @@ public struct VerifyReport: Sendable {
             case staleFolderClaim
             /// A temporary file a killed writer left in the catalog: deleted.
             case staleTemporaryFile
-            /// An issue's content folder is gone although assets were placed in it: they are queued to
-            /// be fetched again.
+            /// An issue's content folder, or files an asset placed in it, are gone although the issue
+            /// says they are there: the assets concerned are queued to be fetched again.
             case missingContent
-            /// A `remove` was cut short: run `issues remove` on the issue to finish it.
+            /// A file an asset placed changed size (or, with the deep check, its SHA-256): the asset is
+            /// queued to be fetched again (a changed plain file is deleted first, so the new copy takes
+            /// its name).
+            case changedContent
+            /// A `remove` (or a prune) was cut short: the repair finishes it.
             case interruptedRemoval
-            /// A folder or file in the library that no issue owns: listed, never deleted.
+            /// A file of the library's own that nothing uses any more: a partial or finished download,
+            /// a resume record or a lock file of no download, a staging folder of no unpack, a content
+            /// record of no asset, a folder left in the trash: deleted.
+            case staleFile
+            /// A folder or file in the library that no issue owns: listed; deleted only with
+            /// `removeOrphans`.
             case orphan
         }
 
@@ -37,26 +46,65 @@ public struct VerifyReport: Sendable {
     public internal(set) var problems: [Problem] = []
     /// Issues whose records were read.
     public internal(set) var issuesChecked = 0
+    /// Issues whose content was checked against what their assets placed.
+    public internal(set) var contentChecked = 0
+    /// Issues whose content was not checked because a download or unpack of theirs is in flight.
+    public internal(set) var skippedInFlight: [String] = []
 
     /// True when nothing is left wrong (everything found was repaired, or nothing was found).
     public var isClean: Bool { problems.allSatisfy(\.repaired) }
+}
+
+/// How ``Library/verify(issues:options:)`` checks and what it may change.
+public struct VerifyOptions: Sendable, Hashable {
+    /// Fix what the library owns: re-derive or rebuild the index, drop stale entries, delete the
+    /// library's own stale files, finish interrupted removals, re-queue assets whose content is gone or
+    /// changed.
+    public var repair: Bool
+    /// Delete orphans (files and folders no issue owns): the only way `verify` deletes a file it did
+    /// not write. Implies nothing else.
+    public var removeOrphans: Bool
+    /// Also hash every placed file whose SHA-256 is known, and compare (reads all of them).
+    public var deep: Bool
+
+    public init(repair: Bool = false, removeOrphans: Bool = false, deep: Bool = false) {
+        self.repair = repair
+        self.removeOrphans = removeOrphans
+        self.deep = deep
+    }
 }
 
 extension Library {
     /// Reconciles the catalog with itself and with the disk: interrupted changes, the index against the
     /// records, the saved downloads and folder claims against the issues, stale temporaries, content
     /// folders, orphans. Holds the catalog lock while it runs (a consistent view; writers wait).
-    /// - Parameter repair: Fix what the library owns: re-derive or rebuild the index, drop stale
-    ///   entries and temporaries, recreate missing folders. Orphans are only listed.
+    /// - Parameter repair: Fix what the library owns. Orphans are only listed.
     /// - Returns: Every problem found, each marked repaired or not.
     /// - Throws: `.manifestUnreadable` naming a damaged record (records are the source of truth and are
     ///   never rewritten by a repair).
     public func verify(repair: Bool = false) async throws -> VerifyReport {
+        try await verify(issues: nil, options: VerifyOptions(repair: repair))
+    }
+
+    /// Reconciles the catalog with itself and with the disk (see ``VerifyReport/Problem/Kind``): the
+    /// catalog's own structure, every issue's content against what its assets placed (sizes recorded at
+    /// placing time; checksums with `deep`), the library's own leftover files, and orphans.
+    ///
+    /// Holds the catalog lock while it runs (a consistent view; writers wait). Issues with a download or
+    /// unpack in flight (in any process) are skipped, never reported or repaired half-way.
+    /// - Parameters:
+    ///   - names: Only check the content of these issues (the catalog's structure is always checked);
+    ///     nil for every issue.
+    ///   - options: Whether to repair, delete orphans, hash files.
+    /// - Returns: Every problem found, each marked repaired or not.
+    /// - Throws: `.issueNotFound` for an unknown name (before anything is changed), `.manifestUnreadable`
+    ///   naming a damaged record.
+    public func verify(issues names: [String]?, options: VerifyOptions) async throws -> VerifyReport {
         let catalog = self.catalog
         let layout = self.layout
         return try await runBlocking {
             try catalog.withLock {
-                let verifier = CatalogVerifier(catalog: catalog, layout: layout, repair: repair)
+                let verifier = CatalogVerifier(catalog: catalog, layout: layout, options: options, names: names)
                 return try verifier.run()
             }
         }
@@ -68,12 +116,16 @@ final class CatalogVerifier {
     let catalog: Catalog
     let layout: LibraryLayout
     let repair: Bool
+    let options: VerifyOptions
+    let names: [String]?
     var report = VerifyReport()
 
-    init(catalog: Catalog, layout: LibraryLayout, repair: Bool) {
+    init(catalog: Catalog, layout: LibraryLayout, options: VerifyOptions, names: [String]? = nil) {
         self.catalog = catalog
         self.layout = layout
-        self.repair = repair
+        self.repair = options.repair
+        self.options = options
+        self.names = names
     }
 
     func run() throws -> VerifyReport {
@@ -90,24 +142,38 @@ final class CatalogVerifier {
             for (key, owner) in bucket.claims() { claims[key] = owner }
         }
         report.issuesChecked = issues.count
+        var selected: Set<String>?
+        if let names {
+            selected = []
+            for name in names {
+                let key = Catalog.key(for: name)
+                guard let issue = issues[key], issue.name == name else {
+                    throw NewsstandError(.issueNotFound, "no issue named \(name.debugDescription) in \(layout.root)")
+                }
+                selected?.insert(key)
+            }
+        }
         try checkIndex(against: issues)
         try checkPending(against: issues)
-        try checkFolders(of: issues, claims: claims)
+        try checkFolders(of: issues, claims: claims, selected: selected)
         try checkTemporaries(digits: digits)
+        try checkContent(of: issues, selected: selected)
+        try checkLeftovers(issues: issues)
         return report
     }
 
     /// Records a problem that only a person can resolve.
-    private func note(_ kind: VerifyReport.Problem.Kind, _ path: String, _ detail: String) {
+    func note(_ kind: VerifyReport.Problem.Kind, _ path: String, _ detail: String) {
         report.problems.append(.init(kind: kind, path: path, detail: detail, repaired: false))
     }
 
-    /// Records a problem, fixing it first when repairing.
-    private func note(
-        _ kind: VerifyReport.Problem.Kind, _ path: String, _ detail: String, fix: () throws -> Void
+    /// Records a problem, fixing it first when repairing (or when `when` says so).
+    func note(
+        _ kind: VerifyReport.Problem.Kind, _ path: String, _ detail: String, when: Bool? = nil,
+        fix: () throws -> Void
     ) {
         var repaired = false
-        if repair {
+        if when ?? repair {
             do {
                 try fix()
                 repaired = true
@@ -115,6 +181,7 @@ final class CatalogVerifier {
                 report.problems.append(.init(kind: kind, path: path, detail: "\(detail) (repair failed: \(error))", repaired: false))
                 return
             }
+            CrashPoint.reached("repair-step")
         }
         report.problems.append(.init(kind: kind, path: path, detail: detail, repaired: repaired))
     }
@@ -162,7 +229,7 @@ final class CatalogVerifier {
         }
     }
 
-    private func checkFolders(of issues: [String: Issue], claims: [String: String]) throws {
+    private func checkFolders(of issues: [String: Issue], claims: [String: String], selected: Set<String>?) throws {
         var owned = Set<String>()
         var expected: [String: String] = [:]  // folder key → issue key
         for (key, issue) in issues.sorted(by: { $0.key < $1.key }) {
@@ -177,10 +244,18 @@ final class CatalogVerifier {
             }
             let folder = layout.contentFolder(issue.folderName)
             if issue.isBeingRemoved {
-                note(.interruptedRemoval, folder, "the removal of \(issue.name.debugDescription) was cut short; run `issues remove` on it")
-            } else if issue.assets.contains(where: \.isComplete), !POSIX.exists(folder) {
+                note(.interruptedRemoval, folder, "the removal of \(issue.name.debugDescription) was cut short") {
+                    let outcome = try IssueRemoval(catalog: catalog, layout: layout, catalogLocked: true)
+                        .remove([issue], markFirst: false)
+                    if !outcome.spared.isEmpty {
+                        throw NewsstandError(.io, "a download of \(issue.name.debugDescription) is still in flight")
+                    }
+                }
+            } else if selected?.contains(key) ?? true, issue.assets.contains(where: \.isComplete),
+                !POSIX.exists(folder), !isInFlight(issue)
+            {
                 note(.missingContent, folder, "the content folder of \(issue.name.debugDescription) is missing") {
-                    try requeue(issue)
+                    try requeue(issue, assets: Set(issue.assets.filter(\.isComplete).map(\.id)))
                 }
             }
         }
@@ -192,26 +267,29 @@ final class CatalogVerifier {
         }
         for name in ((try? FileManager.default.contentsOfDirectory(atPath: layout.root)) ?? []).sorted()
         where !name.hasPrefix(".") && !LibraryLayout.isReserved(name) && !owned.contains(name) {
-            note(.orphan, layout.contentFolder(name), "no issue owns \(name.debugDescription) (left as it is)")
+            noteOrphan(layout.contentFolder(name), "no issue owns \(name.debugDescription)")
         }
     }
 
-    /// Puts every complete asset of `issue` back to pending, so the next download fetches it again.
-    private func requeue(_ issue: Issue) throws {
+    /// Puts the named complete assets of `issue` back to pending, so the next download fetches them again.
+    func requeue(_ issue: Issue, assets ids: Set<String>) throws {
         try catalog.writeHoldingLock { changes in
             guard var current = try changes.issue(named: issue.name) else { return }
-            for index in current.assets.indices where current.assets[index].isComplete {
+            for index in current.assets.indices
+            where current.assets[index].isComplete && ids.contains(current.assets[index].id) {
                 current.assets[index].state = .pending
                 current.assets[index].receivedBytes = 0
                 current.assets[index].fileName = nil
                 current.assets[index].error = nil
+                // In the saved list too, so that `resume` fetches it as well as `download`.
+                changes.markPending(current.assets[index].id, issueNamed: current.name)
             }
             try changes.put(current)
         }
     }
 
     private func checkTemporaries(digits: Int) throws {
-        let folders = [layout.root, layout.catalog, layout.records(digits: digits)]
+        let folders = [layout.root, layout.catalog, layout.records(digits: digits), layout.contentRecords]
         for folder in folders {
             for name in ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).sorted()
             where name.contains(".tmp-") {

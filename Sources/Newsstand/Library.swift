@@ -231,23 +231,29 @@ public actor Library {
     ///   - name: The unique name. Any text without control characters; its folder name is derived safely.
     ///   - date: The issue's date.
     ///   - assets: Assets to add with it.
+    ///   - publication: The publication it belongs to (what `prune --keep` groups by); nil to derive it
+    ///     from the name (see ``Issue/publicationName``).
     /// - Returns: The new issue.
     /// - Throws: `.invalidIssueName`, `.duplicateIssue`, `.invalidURL`, or I/O errors; nothing is changed then.
     @discardableResult
-    public func addIssue(named name: String, date: IssueDate, assets: [AssetRequest] = []) async throws -> Issue {
+    public func addIssue(
+        named name: String, date: IssueDate, assets: [AssetRequest] = [], publication: String? = nil
+    ) async throws -> Issue {
         try Library.validateName(name)
         for request in assets { try request.validate() }
         let catalog = self.catalog
         return try await runBlocking {
             try catalog.write { changes in
-                try Library.stageNewIssue(named: name, date: date, assets: assets, in: &changes)
+                try Library.stageNewIssue(
+                    named: name, date: date, assets: assets, publication: publication, in: &changes)
             }
         }
     }
 
     /// Stages a new issue, its assets and the claim of its content folder's name.
     static func stageNewIssue(
-        named name: String, date: IssueDate, assets: [AssetRequest], in changes: inout CatalogChanges
+        named name: String, date: IssueDate, assets: [AssetRequest], publication: String? = nil,
+        in changes: inout CatalogChanges
     ) throws -> Issue {
         if try changes.issue(named: name) != nil {
             throw NewsstandError(.duplicateIssue, "an issue named \(name.debugDescription) already exists")
@@ -256,6 +262,7 @@ public actor Library {
             try changes.isFolderClaimed($0)
         }
         var issue = Issue(name: name, date: date, folderName: folder)
+        issue.publication = publication.flatMap { $0.allSatisfy(\.isWhitespace) ? nil : $0 }
         issue.assets = assets.map { $0.makeAsset(id: Library.newAssetID()) }
         try changes.put(issue)
         changes.claimFolder(folder, forIssueNamed: name)
@@ -332,6 +339,7 @@ public actor Library {
                 // A download still running in another process keeps its files until it notices the removal.
                 _ = try Library.discardDownloadFiles(of: id, layout: layout)
                 try TreeRemover.remove(layout.stagingFolder(id))
+                try POSIX.unlinkIfPresent(layout.contentRecord(id))
             }
             try POSIX.unlinkIfPresent(layout.issueLock(issue.folderName))
             try TreeRemover.remove(trashed)

@@ -32,8 +32,8 @@ struct Issues: AsyncParsableCommand {
         version: NewsstandInfo.version,
         subcommands: [
             Add.self, AddAsset.self, Download.self, Resume.self, List.self, Show.self, Path.self, Open.self,
-            Remove.self, Import.self, Export.self, Verify.self, Subscribe.self, Sync.self, Subscriptions.self,
-            Unsubscribe.self, Configure.self, Pause.self, Unpause.self,
+            Remove.self, Import.self, Export.self, Verify.self, Pin.self, Unpin.self, Prune.self, Subscribe.self,
+            Sync.self, Subscriptions.self, Unsubscribe.self, Configure.self, Pause.self, Unpause.self,
         ]
     )
 

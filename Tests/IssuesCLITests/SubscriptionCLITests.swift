@@ -430,4 +430,27 @@ import Testing
             }
         }
     }
+
+    @Test func keepPrunesOldIssuesSparesPinnedOnesAndPrunedItemsStaySeen() async throws {
+        try await withTestServer { server in
+            for n in 1...5 { server.serve("/audio/ep\(n).mp3", bytes: patternBytes(count: 300 + n)) }
+            server.serve("/feed.xml", bytes: Self.rss(episodes(server, 3)))
+            try await withTemporaryDirectory { lib in
+                let r = try run(["subscribe", server.url("/feed.xml"), "--initial", "all", "--keep", "2"], lib)
+                #expect(r.status == 0, "\(r.stderr)")
+                #expect(r.stdout.contains("pruned \"Episode 1\""), "\(r.stdout)")
+                #expect(try issueNames(lib) == ["Episode 2", "Episode 3"])
+                #expect(try run(["pin", "Episode 2"], lib).status == 0)
+                server.serve("/feed.xml", bytes: Self.rss(episodes(server, 5)))
+                let sync = try run(["sync"], lib)
+                #expect(sync.status == 0, "\(sync.stderr)")
+                // Keep 2 newest (4 and 5); 3 goes; 2 is pinned and stays.
+                #expect(try issueNames(lib) == ["Episode 2", "Episode 4", "Episode 5"], "\(sync.stdout)")
+                // The pruned items stay seen: a backfill-free sync never brings them back.
+                server.serve("/feed.xml", bytes: Self.rss(episodes(server, 5), extra: "<description>v3</description>"))
+                #expect(try run(["sync"], lib).status == 0)
+                #expect(try issueNames(lib) == ["Episode 2", "Episode 4", "Episode 5"])
+            }
+        }
+    }
 }

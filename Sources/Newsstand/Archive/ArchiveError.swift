@@ -18,6 +18,7 @@ public struct ArchiveError: Error, Sendable, CustomStringConvertible {
             case corrupt
             case io
             case notAnArchive
+            case insufficientSpace
         }
 
         private let code: Code
@@ -41,6 +42,8 @@ public struct ArchiveError: Error, Sendable, CustomStringConvertible {
         public static let io = Kind(.io)
         /// The file is not an archive format that is unpacked (a PDF, plain text, a lone compressed file, …).
         public static let notAnArchive = Kind(.notAnArchive)
+        /// The unpacked content would not fit in the free space of the file system (a margin kept).
+        public static let insufficientSpace = Kind(.insufficientSpace)
 
         /// A short phrase naming the kind, such as `unsafe archive entry`.
         public var description: String {
@@ -52,6 +55,7 @@ public struct ArchiveError: Error, Sendable, CustomStringConvertible {
             case .corrupt: "corrupt or truncated archive"
             case .io: "cannot unpack archive"
             case .notAnArchive: "not an archive"
+            case .insufficientSpace: "not enough free space"
             }
         }
     }

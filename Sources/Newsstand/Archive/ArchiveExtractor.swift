@@ -181,6 +181,8 @@ struct ArchiveExtractor: Sendable {
             pathPrefix: pathPrefix,
             permissionMask: 0o777 & ~UInt32(umaskBits)
         )
+        // The free space is a limit too: an archive that would fill the disk stops before it does.
+        session.spaceLimit = FreeSpace.figures(at: realStaging).map { max(0, $0.available - $0.margin) }
         var summary = try session.run(reader: reader, writer: writer)
         var warnings = reader.warnings
         warnings.append(contentsOf: writer.warnings)

@@ -18,6 +18,11 @@ struct ExtractionSession {
     private(set) var objects = 0
     /// Bytes of data written (the extent of each entry, holes included).
     private(set) var bytes: Int64 = 0
+    /// The most bytes the file system has room for (free space less its margin), when known: a bomb
+    /// that declares no sizes stops here, having filled nothing.
+    var spaceLimit: Int64?
+    /// What was created, for the content record.
+    private(set) var placed: [PlacedEntry] = []
     /// Normalised paths of the folders known to exist (explicit entries and implicit parents), so that implicit
     /// parents count towards ``UnpackLimits/maxEntries``: deep paths must not create folders for free.
     private var directories = Set<[UInt8]>()
@@ -57,7 +62,7 @@ struct ExtractionSession {
             try process(header, reader: reader, writer: writer)
         }
         try writer.close()
-        return ExtractionSummary(entries: entries, bytes: bytes, warnings: [])
+        return ExtractionSummary(entries: entries, bytes: bytes, warnings: [], placed: placed)
     }
 
     /// Checks, once the format is known, that it is a real archive and, for ZIP, that it is complete.
@@ -173,13 +178,22 @@ struct ExtractionSession {
 
         // Declared size: fail fast on a bomb that announces itself.
         let remaining = limits.maxTotalBytes - bytes
-        if let declared = header.declaredSize, declared > remaining {
+        let declaredSize = header.declaredSize
+        if let declared = declaredSize, declared > remaining {
             throw refusal(
                 .limitExceeded,
                 "the entry declares \(declared) bytes but only \(max(remaining, 0)) of the "
                     + "\(limits.maxTotalBytes)-byte limit remain",
                 entryPath: entryPath
             )
+        }
+
+        if let declared = declaredSize, let spaceLimit, declared > spaceLimit - bytes {
+            throw refusal(
+                .insufficientSpace,
+                "the entry declares \(declared) bytes but the file system has room for only "
+                    + "\(max(spaceLimit - bytes, 0)) more",
+                entryPath: entryPath)
         }
 
         // Permissions: no setuid/setgid/sticky, umask applied, and the owner can always read files and
@@ -224,10 +238,28 @@ struct ExtractionSession {
                 }
                 bytes += end - extent
                 extent = end
+                if let spaceLimit, bytes > spaceLimit {
+                    throw refusal(
+                        .insufficientSpace,
+                        "the unpacked data passed the \(spaceLimit) bytes the file system has room for",
+                        entryPath: entryPath)
+                }
             }
             try writer.writeDataBlock(block.bytes, offset: block.offset, entryPath: entryPath)
         }
         try writer.finishEntry(entryPath: entryPath)
+        if let text = String(validating: path, as: UTF8.self) {
+            if hardlink != nil {
+                placed.append(PlacedEntry(path: text, kind: .file, size: nil))
+            } else if symlink != nil {
+                placed.append(PlacedEntry(path: text, kind: .link, size: nil))
+            } else if fileType == CLIBARCHIVE_AE_IFDIR {
+                placed.append(PlacedEntry(path: text, kind: .directory, size: nil))
+            } else {
+                // libarchive sizes a sparse file to its declared size, past its last data block.
+                placed.append(PlacedEntry(path: text, kind: .file, size: max(declaredSize ?? extent, extent)))
+            }
+        }
     }
 
     /// Counts the entry and any parent folders that do not exist yet against ``UnpackLimits/maxEntries``.

@@ -6,4 +6,18 @@ struct ExtractionSummary: Sendable, Hashable {
     var bytes: Int64
     /// libarchive's warnings (`ARCHIVE_WARN`), each naming its entry, plus notes from the extractor.
     var warnings: [String]
+    /// What was created, in archive order (entries whose path is not UTF-8 are left out): what the
+    /// library records for `verify` once the content is placed.
+    var placed: [PlacedEntry] = []
+}
+
+/// One object an extraction created, relative to the staging folder.
+struct PlacedEntry: Sendable, Hashable {
+    enum Kind: String, Sendable, Hashable {
+        case file, directory, link
+    }
+    var path: String
+    var kind: Kind
+    /// A regular file's size; nil for folders, links, and hard links (whose size is their target's).
+    var size: Int64?
 }

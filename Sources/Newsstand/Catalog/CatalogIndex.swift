@@ -10,6 +10,7 @@
 /// ```
 /// {"index":2,"liveBytes":123456}                                         the header, first line only
 /// {"key":"…","name":"…","date":"…","status":"…","done":1,"total":2,"bytes":9,"folder":"…","issue":{…}}
+/// (`"removing":true` and `"pinned":true` before `"issue"` when they hold; absent means false)
 /// {"key":"…","removed":true}                                             the issue was removed
 /// ```
 /// A line is only ever appended whole, under the catalog lock; a reader ignores a last line without its
@@ -99,6 +100,10 @@ enum CatalogIndex {
             writer.key("removing")
             writer.bool(true)
         }
+        if summary.isPinned {
+            writer.key("pinned")
+            writer.bool(true)
+        }
         writer.key("issue")
         issue.write(to: &writer)
         writer.raw("}\n")
@@ -134,6 +139,7 @@ enum CatalogIndex {
         var bytes: Int64 = 0
         var folder: String?
         var removing = false
+        var pinned = false
         var liveBytes: Int?
         var first = true
         while let field = try reader.nextKey(first: first) {
@@ -153,6 +159,7 @@ enum CatalogIndex {
                 let text = try reader.readString()
                 folder = text == name ? name : text
             case "removing": removing = try reader.readValue() == .bool(true)
+            case "pinned": pinned = try reader.readValue() == .bool(true)
             case "removed":
                 guard let key, try reader.readValue() == .bool(true) else { throw reader.error("bad removal line") }
                 return .removed(key: key)
@@ -169,7 +176,7 @@ enum CatalogIndex {
                 }
                 let summary = IssueSummary(
                     name: name, date: date, status: status, assetsDone: done, assetsTotal: total, bytes: bytes,
-                    folderName: folder, isBeingRemoved: removing)
+                    folderName: folder, isBeingRemoved: removing, isPinned: pinned)
                 return .issue(
                     Entry(
                         key: key, summary: summary, recordOffset: offset + start,

@@ -7,15 +7,18 @@ import Foundation
 /// {"name":"The Daily 2026-11-20","date":"2026-11-20","assets":[{"url":"https://…","sha256":"…","unpack":true}]}
 /// ```
 /// Export adds each issue's `status` and each asset's `state`, `receivedBytes` and `expectedBytes`;
-/// import reads only the definition (name, date, assets with their `headers`) and ignores every other
-/// key, so an export imports into an empty library as the same issues. An asset's request headers
-/// (`"headers": {"Authorization": "Bearer …"}`) are secrets: export writes them only when asked.
+/// import reads only the definition (name, date, assets with their `headers`, and `publication`, per issue
+/// or for the whole catalog object) and ignores every other key, so an export imports into an empty
+/// library as the same issues. An asset's request headers (`"headers": {"Authorization": "Bearer …"}`)
+/// are secrets: export writes them only when asked.
 enum IssueExchange {
     /// One issue read from an import, or why it cannot be added.
     struct Item {
         var index: Int
         var name: String?
         var result: Result<(name: String, date: IssueDate, assets: [AssetRequest]), ImportReport.Refusal>
+        /// The issue's own `"publication"`, else the catalog object's.
+        var publication: String? = nil
     }
 
     /// Reads every item of `bytes`, in order. A syntax error ends the walk (items before it are kept).
@@ -23,8 +26,12 @@ enum IssueExchange {
     static func read(_ bytes: UnsafeBufferPointer<UInt8>, source: String, _ body: (Item) throws -> Void) throws {
         var reader = JSONReader(bytes: bytes)
         var index = 0
+        var publication: String?
         func item(_ value: JSONValue) throws {
-            try body(Item(index: index, name: nameOf(value), result: definition(value)))
+            var own: String?
+            if case .object(let object) = value, case .string(let text)? = object["publication"] { own = text }
+            try body(
+                Item(index: index, name: nameOf(value), result: definition(value), publication: own ?? publication))
             index += 1
         }
         do {
@@ -45,6 +52,7 @@ enum IssueExchange {
                 if reader.peek() == nil, case .object(let object) = first, case .array(let issues)? = object["issues"],
                     object["name"] == nil
                 {
+                    if case .string(let text)? = object["publication"] { publication = text }
                     for issue in issues { try item(issue) }
                     return
                 }
@@ -140,6 +148,10 @@ enum IssueExchange {
         writer.string(issue.name)
         writer.key("date")
         writer.string(issue.date.description)
+        if let publication = issue.publication {
+            writer.key("publication")
+            writer.string(publication)
+        }
         writer.key("status")
         writer.string(issue.status.rawValue)
         writer.key("assets")

@@ -134,6 +134,7 @@ extension Issue {
                 matchedBy: try origin.optionalString("matched", at: path + ".origin") ?? "id")
         default: throw CatalogShapeError("\(path).origin is not an object")
         }
+        self.publication = try object.optionalString("publication", at: path)
     }
 
     /// Writes the record object (no `directory`: that depends on where the library is opened).
@@ -161,6 +162,10 @@ extension Issue {
         if isPinned {
             writer.key("pinned")
             writer.bool(true)
+        }
+        if let publication {
+            writer.key("publication")
+            writer.string(publication)
         }
         if isBeingRemoved {
             writer.key("removing")

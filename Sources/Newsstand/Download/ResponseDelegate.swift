@@ -72,6 +72,10 @@ final class ResponseDelegate: HTTPClientResponseDelegate, Sendable {
         case 200:
             // A full body: the server ignored Range, or the validator changed. Start over, never append.
             let length = headers.first(name: "content-length").flatMap { Int64($0) }
+            // Checked before the restart truncates anything: a failure leaves the partial file as it was.
+            if let refusal = spaceRefusal(needing: length ?? 0, reclaiming: sink.size) {
+                return eventLoop.makeFailedFuture(refusal)
+            }
             sink.restart(record: record(from: headers, expected: length))
             state.withLock {
                 $0.writing = true
@@ -91,6 +95,9 @@ final class ResponseDelegate: HTTPClientResponseDelegate, Sendable {
             }
             if let sent = sentValidator, sent.hasPrefix("\""), let etag = headers.first(name: "etag"), etag != sent {
                 return eventLoop.makeFailedFuture(RangeMismatch(reason: "ETag changed from \(sent) to \(etag)"))
+            }
+            if let total = range.total, let refusal = spaceRefusal(needing: total - start, reclaiming: 0) {
+                return eventLoop.makeFailedFuture(refusal)
             }
             if requestedOffset == 0 {
                 // A 206 from the first byte (to a request without Range): resumable only with its record.
@@ -133,6 +140,15 @@ final class ResponseDelegate: HTTPClientResponseDelegate, Sendable {
             throw RangeMismatch(reason: "the response ended before its head")
         }
         return outcome
+    }
+
+    /// The failure when the rest of the body cannot fit on the library's file system (one `statvfs`).
+    private func spaceRefusal(needing bytes: Int64, reclaiming: Int64) -> NewsstandError? {
+        let folder = (sink.path as NSString).deletingLastPathComponent
+        guard let figures = FreeSpace.shortfall(needing: bytes, at: folder, reclaimed: reclaiming) else { return nil }
+        return NewsstandError(
+            .insufficientSpace,
+            FreeSpace.message("to download \(url.absoluteString)", needing: bytes, figures: figures, path: folder))
     }
 
     private func record(from headers: HTTPHeaders, expected: Int64?) -> ResumeRecord {

@@ -54,6 +54,20 @@ final class FileLock: Sendable {
         return FileLock(descriptor: fd)
     }
 
+    /// Whether someone (another process, or another descriptor in this one) holds the lock on `path`,
+    /// without creating the file or keeping the lock: a missing file is not held. For dry runs and
+    /// reports, which must change nothing.
+    static func isHeld(path: String) -> Bool {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return false }
+        defer { _ = close(fd) }
+        while true {
+            if flock(fd, LOCK_EX | LOCK_NB) == 0 { return false }  // closing the descriptor releases it
+            if errno == EINTR { continue }
+            return errno == EWOULDBLOCK
+        }
+    }
+
     deinit {
         _ = close(fd)
     }

@@ -10,6 +10,7 @@
 /// .catalog/intent              only while a change is being written: the keys it touches
 /// .catalog/subscriptions/<id>.json one subscription: its feed, options, validators and the items seen
 /// .sync/<id>.json              when a subscription was last checked and the outcome (not catalog)
+/// .catalog/content/<asset id>.json  what an unpacked asset placed (paths, sizes): for `verify`
 /// .downloads/ .staging/ .trash/ partial downloads, extraction folders, removed folders on their way out
 /// <issue folder>/              one content folder per issue
 /// ```
@@ -31,6 +32,9 @@ struct LibraryLayout: Sendable, Hashable {
     var index: String { catalog + "/index.jsonl" }
     var pending: String { catalog + "/pending" }
     var intent: String { catalog + "/intent" }
+    /// What each unpacked asset placed (paths and sizes), written once per placement, for `verify`.
+    var contentRecords: String { catalog + "/content" }
+    func contentRecord(_ assetID: String) -> String { "\(contentRecords)/\(assetID).json" }
 
     /// The bucket holding the record or claim with `key` at depth `digits`.
     func bucket(_ key: String, digits: Int) -> String { "\(records(digits: digits))/\(key.prefix(digits)).jsonl" }

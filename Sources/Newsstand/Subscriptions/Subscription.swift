@@ -153,6 +153,12 @@ public struct SyncReport: Sendable {
     /// Notes worth showing (an HTML page followed to its feed, items skipped for having no identity).
     public var notes: [String] = []
 
+    /// The added issues still in the library after the subscription's `keep` pruned it: what to download.
+    public var keptIssues: [String] {
+        let pruned = Set(prunedIssues)
+        return addedIssues.filter { !pruned.contains($0) }
+    }
+
     var failed: Bool {
         if case .failed = outcome { return true }
         return false

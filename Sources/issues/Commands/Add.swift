@@ -20,6 +20,14 @@ struct Add: AsyncParsableCommand {
         help: ArgumentHelp("An asset URL (http or https); repeat for more.", valueName: "url"))
     var assets: [String] = []
 
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "The publication it belongs to (prune --keep counts per publication); "
+                + "by default its name without a trailing date or number.",
+            valueName: "name"))
+    var publication: String?
+
     func validate() throws {
         for asset in assets {
             do {
@@ -33,7 +41,7 @@ struct Add: AsyncParsableCommand {
     func run() async throws {
         let requests = try assets.map { AssetRequest(url: try AssetRequest.parseURL($0)) }
         let library = try await libraryOptions.open()
-        let issue = try await library.addIssue(named: name, date: date, assets: requests)
+        let issue = try await library.addIssue(named: name, date: date, assets: requests, publication: publication)
         Terminal.output(
             "added \(issue.name.debugDescription) (\(issue.date)) with \(issue.assets.count) asset\(issue.assets.count == 1 ? "" : "s")"
         )

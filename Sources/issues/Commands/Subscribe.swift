@@ -70,7 +70,7 @@ struct Subscribe: AsyncParsableCommand {
                 switch entry.result {
                 case .success(let report):
                     SyncOutput.subscribed(report, url: entry.url)
-                    added += report.addedIssues
+                    added += report.keptIssues
                 case .failure(let error):
                     failures += 1
                     Terminal.error("error: \(entry.title.map { "\($0.debugDescription): " } ?? "")\(error.message)")
@@ -80,7 +80,7 @@ struct Subscribe: AsyncParsableCommand {
             do {
                 let report = try await library.subscribe(to: try AssetRequest.parseURL(url), options: options)
                 SyncOutput.subscribed(report, url: nil)
-                added = report.addedIssues
+                added = report.keptIssues
             } catch {
                 try? await library.shutdown()
                 throw error

@@ -40,7 +40,7 @@ struct Sync: AsyncParsableCommand {
             }
             for report in reports {
                 if report.failedError != nil { failed += 1 }
-                if automatic.contains(report.subscription) { toDownload += report.addedIssues }
+                if automatic.contains(report.subscription) { toDownload += report.keptIssues }
             }
         } catch {
             try? await library.shutdown()

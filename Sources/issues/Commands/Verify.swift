@@ -4,24 +4,39 @@ import Newsstand
 
 struct Verify: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Check the catalog against itself and the disk; --repair fixes what the library owns.",
+        abstract: "Check the catalog and the issues' content against the disk; --repair fixes what the library owns.",
         discussion: """
-            Reports interrupted changes, an index out of step with the issue records, saved downloads and \
-            folder claims that point nowhere, temporary files left by killed processes, missing content \
-            folders, interrupted removals, and folders no issue owns. Exits 1 when anything is left wrong. \
-            --repair re-derives or rebuilds the index from the records, drops stale entries and \
-            temporaries, and recreates missing folders; it never deletes a file it does not own.
+            Reports interrupted changes and removals, an index out of step with the issue records, saved \
+            downloads and folder claims that point nowhere, content missing from issues (a folder, or \
+            files an asset placed), files that changed size (and, with --deep, checksum), partial, staging \
+            and lock files no download uses, temporary files left by killed processes, and files and \
+            folders no issue owns. Exits 1 when anything is left wrong. --repair re-derives or rebuilds \
+            the index, drops stale entries, deletes the library's own stale files, finishes interrupted \
+            removals and re-queues assets whose content is gone or changed (`issues download` or \
+            `issues resume` fetches them again); it never deletes a file it does not own: orphans are \
+            listed, and deleted only with --remove-orphans. Issues with a download in flight are skipped.
             """)
 
     @OptionGroup var libraryOptions: LibraryOptions
     @OptionGroup var output: OutputOptions
 
+    @Argument(help: "Only check the content of these issues (the catalog itself is always checked).")
+    var names: [String] = []
+
     @Flag(name: .long, help: "Fix what can be fixed.")
     var repair = false
 
+    @Flag(name: .customLong("remove-orphans"), help: "Delete files and folders that no issue owns.")
+    var removeOrphans = false
+
+    @Flag(name: .long, help: "Also hash every placed file whose SHA-256 is known (reads them all).")
+    var deep = false
+
     func run() async throws {
         let library = try await libraryOptions.open(create: false)
-        let report = try await library.verify(repair: repair)
+        let report = try await library.verify(
+            issues: names.isEmpty ? nil : names,
+            options: VerifyOptions(repair: repair, removeOrphans: removeOrphans, deep: deep))
         if output.json {
             var problems: [[String: Any]] = []
             for problem in report.problems {
@@ -31,7 +46,8 @@ struct Verify: AsyncParsableCommand {
                 ])
             }
             let object: [String: Any] = [
-                "issuesChecked": report.issuesChecked, "clean": report.isClean, "problems": problems,
+                "issuesChecked": report.issuesChecked, "contentChecked": report.contentChecked,
+                "skippedInFlight": report.skippedInFlight, "clean": report.isClean, "problems": problems,
             ]
             let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .prettyPrinted])
             Terminal.output(String(decoding: data, as: UTF8.self))
@@ -40,17 +56,25 @@ struct Verify: AsyncParsableCommand {
             for problem in report.problems {
                 lines.append("\(problem.repaired ? "repaired" : "problem "): \(problem.kind.rawValue): \(problem.detail) (\(problem.path))")
             }
+            for name in report.skippedInFlight {
+                lines.append("skipped:  \(name.debugDescription): a download or unpack is in flight")
+            }
             let left = report.problems.filter { !$0.repaired }.count
             lines.append(
-                "\(report.issuesChecked) issue(s) checked, \(report.problems.count) problem(s) found"
-                    + (repair ? ", \(report.problems.count - left) repaired" : ""))
+                "\(report.issuesChecked) issue(s) checked (\(report.contentChecked) with content on disk), "
+                    + "\(report.problems.count) problem(s) found"
+                    + (repair || removeOrphans ? ", \(report.problems.count - left) repaired" : ""))
             Terminal.output(lines.joined(separator: "\n"))
         }
         if !report.isClean {
+            let left = report.problems.filter { !$0.repaired }
+            let onlyOrphans = left.allSatisfy { $0.kind == .orphan }
             throw NewsstandError(
                 .verifyFailed,
-                "\(report.problems.filter { !$0.repaired }.count) problem(s) in \(library.rootURL.path)"
-                    + (repair ? " could not be repaired" : "; run `issues verify --repair`"))
+                "\(left.count) problem(s) in \(library.rootURL.path)"
+                    + (onlyOrphans
+                        ? ": files no issue owns; move them away or run `issues verify --remove-orphans`"
+                        : repair ? " could not be repaired" : "; run `issues verify --repair`"))
         }
     }
 }

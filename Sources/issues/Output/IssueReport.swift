@@ -13,12 +13,16 @@ struct IssueReport {
     var assets: [AssetReport]
     /// Where a subscribed issue came from: the subscription's name and the item, and how it was matched.
     var origin: String?
+    var isPinned: Bool
+    var publication: String
 
     init(_ issue: Issue, library: Library, subscriptionName: String? = nil) {
         name = issue.name
         date = issue.date.description
         status = issue.status.rawValue
         directory = library.contentURL(for: issue).path
+        isPinned = issue.isPinned
+        publication = issue.publicationName
         assets = issue.assets.map { AssetReport($0, library: library) }
         assetsDone = issue.assets.filter(\.isComplete).count
         assetsTotal = issue.assets.count

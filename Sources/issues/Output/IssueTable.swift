@@ -3,7 +3,7 @@ import Newsstand
 /// The `list` table, built for 100,000 rows: a first pass measures the columns, a second writes each
 /// row straight into a buffer flushed in large chunks, so no table of strings is ever held.
 enum IssueTable {
-    static let header = ["NAME", "DATE", "STATUS", "ASSETS", "SIZE", "FOLDER"]
+    static let header = ["NAME", "DATE", "STATUS", "PIN", "ASSETS", "SIZE", "FOLDER"]
     static let nameWidth = 48
 
     static func write(_ summaries: [IssueSummary], root: String) {
@@ -17,8 +17,8 @@ enum IssueTable {
             widths[0] = max(widths[0], name)
             widths[1] = max(widths[1], 10)
             widths[2] = max(widths[2], summary.status.rawValue.utf8.count)
-            widths[3] = max(widths[3], digits(summary.assetsDone) + 1 + digits(summary.assetsTotal))
-            widths[4] = max(widths[4], size(summary.bytes).utf8.count)
+            widths[4] = max(widths[4], digits(summary.assetsDone) + 1 + digits(summary.assetsTotal))
+            widths[5] = max(widths[5], size(summary.bytes).utf8.count)
         }
         var out: [UInt8] = []
         out.reserveCapacity(1 << 20)
@@ -36,10 +36,11 @@ enum IssueTable {
             cell(name, width: nameWidths[index], 0)
             cell(summary.date.description, width: 10, 1)
             cell(summary.status.rawValue, width: summary.status.rawValue.utf8.count, 2)
+            cell(summary.isPinned ? "yes" : "-", width: summary.isPinned ? 3 : 1, 3)
             let assets = "\(summary.assetsDone)/\(summary.assetsTotal)"
-            cell(assets, width: assets.utf8.count, 3)
+            cell(assets, width: assets.utf8.count, 4)
             let bytes = size(summary.bytes)
-            cell(bytes, width: bytes.utf8.count, 4)
+            cell(bytes, width: bytes.utf8.count, 5)
             out += rootBytes
             out += summary.folderName.utf8
             out.append(0x0A)

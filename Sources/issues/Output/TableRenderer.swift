@@ -7,6 +7,8 @@ enum TableRenderer {
             "name:    \(report.name)",
             "date:    \(report.date)",
             "status:  \(report.status)",
+            "pinned:  \(report.isPinned ? "yes" : "no")",
+            "publication: \(report.publication)",
             "folder:  \(report.directory)",
             "assets:  \(report.assetsDone)/\(report.assetsTotal) done, \(Format.bytes(report.bytes))",
         ]

@@ -1,0 +1,249 @@
+import Foundation
+import NewsstandTestSupport
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// `pin`, `unpin`, `prune` and `verify --repair` through real `issues` processes against a real server
+/// on 127.0.0.1, including `kill -9` inside a prune and inside a repair (the debug build dies at the
+/// named crash point when `ISSUES_CRASH_AT` names it).
+@Suite(.timeLimit(.minutes(5))) struct UpkeepCLITests {
+    func run(_ args: [String], _ lib: URL, crashAt point: String? = nil) throws -> CommandResult {
+        try CommandRunner.issues(args, library: lib, environment: point.map { ["ISSUES_CRASH_AT": $0] } ?? [:])
+    }
+
+    func json(_ text: String) throws -> Any {
+        try JSONSerialization.jsonObject(with: Data(text.utf8))
+    }
+
+    /// Every issue as `list --json` gives it, by name.
+    func listed(_ lib: URL) throws -> [String: [String: Any]] {
+        let r = try run(["list", "--json"], lib)
+        #expect(r.status == 0, "\(r.stderr)")
+        let list = try #require(try json(r.stdout) as? [[String: Any]])
+        return Dictionary(
+            uniqueKeysWithValues: list.compactMap { issue in (issue["name"] as? String).map { ($0, issue) } })
+    }
+
+    /// `list` (the index) and `show` (the records) agree.
+    func expectConsistent(_ lib: URL, _ context: String) throws {
+        for (name, issue) in try listed(lib) {
+            let r = try run(["show", "--json", name], lib)
+            #expect(r.status == 0, "\(context): show \(name): \(r.stderr)")
+            let shown = try #require(try json(r.stdout) as? [String: Any])
+            let canonical = { (object: [String: Any]) in
+                try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])
+            }
+            #expect(try canonical(shown) == canonical(issue), "\(context): \(name) differs")
+        }
+    }
+
+    static let body = patternBytes(count: 50_000)
+
+    /// Five issues of "The Daily" (the 1st to the 5th), each with one downloaded file; the 2nd pinned.
+    func seed(_ lib: URL, _ server: TestHTTPServer) throws {
+        server.serve("/daily.pdf", bytes: Self.body)
+        for day in 1...5 {
+            let r = try run(
+                ["add", "The Daily 2026-11-0\(day)", "--date", "2026-11-0\(day)", "--asset", server.url("/daily.pdf")],
+                lib)
+            #expect(r.status == 0, "\(r.stderr)")
+        }
+        let d = try run(["download"], lib)
+        #expect(d.status == 0, "\(d.stderr)")
+        #expect(try run(["pin", "The Daily 2026-11-02"], lib).stdout == "pinned \"The Daily 2026-11-02\"\n")
+    }
+
+    @Test func pinsShowInListAndShowAndProtectFromPrune() async throws {
+        try await withTestServer { server in
+            try await withTemporaryDirectory { lib in
+                try seed(lib, server)
+                var r = try run(["list"], lib)
+                let pinnedRow = try #require(
+                    r.stdout.split(separator: "\n").first { $0.hasPrefix("The Daily 2026-11-02") })
+                #expect(pinnedRow.contains(" yes "), "\(r.stdout)")
+                #expect(r.stdout.split(separator: "\n").first?.contains("PIN") == true)
+                let list = try listed(lib)
+                #expect(list["The Daily 2026-11-02"]?["pinned"] as? Bool == true)
+                #expect(list["The Daily 2026-11-01"]?["pinned"] as? Bool == false)
+                r = try run(["show", "The Daily 2026-11-02"], lib)
+                #expect(r.stdout.contains("pinned:  yes") && r.stdout.contains("publication: The Daily"), "\(r.stdout)")
+                let shown = try #require(
+                    try json(try run(["show", "--json", "The Daily 2026-11-02"], lib).stdout) as? [String: Any])
+                #expect(shown["pinned"] as? Bool == true)
+
+                // The dry run lists exactly what the real run removes, with the same bytes.
+                let dry = try run(["prune", "--keep", "2", "--dry-run", "--json"], lib)
+                #expect(dry.status == 0, "\(dry.stderr)")
+                let real = try run(["prune", "--keep", "2", "--json"], lib)
+                #expect(real.status == 0, "\(real.stderr)")
+                let planned = try #require(try json(dry.stdout) as? [String: Any])
+                let done = try #require(try json(real.stdout) as? [String: Any])
+                #expect(planned["dryRun"] as? Bool == true && done["dryRun"] as? Bool == false)
+                let names = { (report: [String: Any]) in
+                    (report["removed"] as? [[String: Any]] ?? []).compactMap { $0["name"] as? String }
+                }
+                #expect(names(planned) == ["The Daily 2026-11-01", "The Daily 2026-11-03"])
+                #expect(names(done) == names(planned))
+                #expect(done["bytesFreed"] as? Int == 2 * Self.body.count)
+                #expect(planned["bytesFreed"] as? Int == done["bytesFreed"] as? Int)
+                let spared = try #require(done["spared"] as? [[String: Any]])
+                #expect(
+                    spared.first?["name"] as? String == "The Daily 2026-11-02"
+                        && spared.first?["protection"] as? String == "pinned")
+                #expect(
+                    Set(try listed(lib).keys) == [
+                        "The Daily 2026-11-02", "The Daily 2026-11-04", "The Daily 2026-11-05",
+                    ])
+                #expect(!FileManager.default.fileExists(atPath: lib.path + "/The Daily 2026-11-01"))
+
+                #expect(try run(["unpin", "The Daily 2026-11-02"], lib).status == 0)
+                r = try run(["prune", "--max-bytes", "60K"], lib)
+                #expect(r.status == 0)
+                #expect(
+                    r.stdout.contains("removed \"The Daily 2026-11-02\"")
+                        && r.stdout.contains("removed \"The Daily 2026-11-04\""), "\(r.stdout)")
+                #expect(Set(try listed(lib).keys) == ["The Daily 2026-11-05"])
+                #expect(try run(["verify"], lib).status == 0)
+            }
+        }
+    }
+
+    @Test func usageAndUnknownNames() async throws {
+        try await withTemporaryDirectory { lib in
+            #expect(try run(["add", "A", "--date", "2026-11-20", "--publication", "Alpha"], lib).status == 0)
+            #expect(try run(["prune"], lib).status == 64)
+            #expect(try run(["prune", "--keep", "-1"], lib).status == 64)
+            #expect(try run(["prune", "--max-bytes", "lots"], lib).status == 64)
+            #expect(try run(["pin"], lib).status == 64)
+            let r = try run(["pin", "A", "Nope"], lib)
+            #expect(r.status == 1 && r.stderr.hasPrefix("error: no issue named \"Nope\""), "\(r.stderr)")
+            #expect(r.stderr.split(separator: "\n").count == 1)
+            #expect(try listed(lib)["A"]?["pinned"] as? Bool == false, "a failed command changes nothing")
+            #expect(try listed(lib)["A"]?["publication"] as? String == "Alpha")
+            #expect(try run(["verify", "Nope"], lib).status == 1)
+        }
+    }
+
+    @Test func importedPublicationsGroupTheKeep() async throws {
+        try await withTemporaryDirectory { lib in
+            let input = """
+                {"publication": "Quarterly", "issues": [
+                  {"name": "Spring", "date": "2026-03-01"}, {"name": "Summer", "date": "2026-06-01"},
+                  {"name": "Autumn", "date": "2026-09-01"}, {"name": "Gazette A", "date": "2026-01-01", "publication": "Gazette"}]}
+                """
+            #expect(try CommandRunner.issues(["import", "-"], library: lib, stdin: input).status == 0)
+            let r = try run(["prune", "--keep", "1", "--dry-run", "--json"], lib)
+            let report = try #require(try json(r.stdout) as? [String: Any])
+            let removed = (report["removed"] as? [[String: Any]] ?? []).compactMap { $0["name"] as? String }
+            #expect(removed == ["Spring", "Summer"])
+            let exported = try run(["export", "Gazette A"], lib).stdout
+            #expect(exported.contains("\"publication\":\"Gazette\""), "\(exported)")
+        }
+    }
+
+    @Test(arguments: ["prune-marked", "prune-trashed", "prune-deleted"])
+    func aKillInsideAPruneLeavesAConsistentLibrary(point: String) async throws {
+        try await withTestServer { server in
+            try await withTemporaryDirectory { lib in
+                try seed(lib, server)
+                let killed = try run(["prune", "--keep", "2"], lib, crashAt: point)
+                #expect(killed.signalled, "the kill at \(point) landed inside prune (\(killed.stderr))")
+                try expectConsistent(lib, "after the kill at \(point)")
+                // Untouched issues are whole; the pinned one too.
+                for name in ["The Daily 2026-11-02", "The Daily 2026-11-04", "The Daily 2026-11-05"] {
+                    let file = lib.path + "/\(name)/daily.pdf"
+                    #expect(
+                        FileManager.default.contents(atPath: file).map(Array.init) == Self.body, "\(point): \(name)")
+                }
+                // The repair finishes what was cut short; then nothing is left to repair.
+                let repair = try run(["verify", "--repair"], lib)
+                #expect(repair.status == 0, "\(point): \(repair.stdout) \(repair.stderr)")
+                let verify = try run(["verify"], lib)
+                #expect(verify.status == 0, "\(point): \(verify.stdout)")
+                try expectConsistent(lib, "after the repair")
+                let names = Set(try listed(lib).keys)
+                #expect(names.isSuperset(of: ["The Daily 2026-11-02", "The Daily 2026-11-04", "The Daily 2026-11-05"]))
+                // A prune run again reaches the same end.
+                #expect(try run(["prune", "--keep", "2"], lib).status == 0)
+                #expect(
+                    Set(try listed(lib).keys) == [
+                        "The Daily 2026-11-02", "The Daily 2026-11-04", "The Daily 2026-11-05",
+                    ])
+                let left = try FileManager.default.contentsOfDirectory(atPath: lib.path).filter { !$0.hasPrefix(".") }
+                #expect(
+                    Set(left) == [
+                        "library.json", "The Daily 2026-11-02", "The Daily 2026-11-04", "The Daily 2026-11-05",
+                    ])
+                #expect(try run(["verify"], lib).status == 0)
+            }
+        }
+    }
+
+    @Test func aKillInsideARepairLeavesARepairableLibrary() async throws {
+        try await withTestServer { server in
+            try await withTemporaryDirectory { lib in
+                try seed(lib, server)
+                // Several kinds of damage, so that the kill lands after the first fix with more to do.
+                try FileManager.default.removeItem(atPath: lib.path + "/The Daily 2026-11-03/daily.pdf")
+                try Data("x".utf8).write(to: lib.appendingPathComponent(".downloads/00000000deadbeef.part"))
+                try FileManager.default.removeItem(at: lib.appendingPathComponent(".catalog/index.jsonl"))
+                let killed = try run(["verify", "--repair"], lib, crashAt: "repair-step")
+                #expect(killed.signalled, "the kill landed inside the repair (\(killed.stderr))")
+                let again = try run(["verify", "--repair"], lib)
+                #expect(again.status == 0, "\(again.stdout) \(again.stderr)")
+                #expect(try run(["verify"], lib).status == 0)
+                try expectConsistent(lib, "after a repair killed and run again")
+                let resumed = try run(["resume"], lib)
+                #expect(resumed.status == 0, "\(resumed.stderr)")
+                #expect(
+                    FileManager.default.contents(atPath: lib.path + "/The Daily 2026-11-03/daily.pdf").map(Array.init)
+                        == Self.body)
+                #expect(try run(["verify"], lib).status == 0)
+            }
+        }
+    }
+
+    @Test func anotherProcesssDownloadInFlightIsNeverPruned() async throws {
+        try await withTestServer { server in
+            try await withTemporaryDirectory { lib in
+                server.serve("/slow.pdf", bytes: patternBytes(count: 400_000))
+                server.setFaults("/slow.pdf", Faults(bytesPerSecond: 50_000))
+                #expect(
+                    try run(
+                        ["add", "Slow 2026-11-01", "--date", "2026-11-01", "--asset", server.url("/slow.pdf")], lib
+                    ).status == 0)
+                #expect(try run(["add", "Idle 2026-11-02", "--date", "2026-11-02"], lib).status == 0)
+                let downloader = try CommandRunner.start(
+                    CommandRunner.issuesBinary, ["download", "--library", lib.path],
+                    environment: CommandRunner.environment())
+                defer { downloader.send(SIGKILL) }
+                let downloads = lib.appendingPathComponent(".downloads")
+                let deadline = ContinuousClock.now + .seconds(30)
+                while ((try? FileManager.default.contentsOfDirectory(atPath: downloads.path)) ?? []).allSatisfy({
+                    !$0.hasSuffix(".part")
+                }) {
+                    try #require(ContinuousClock.now < deadline, "the download never started")
+                    try await Task.sleep(for: .milliseconds(20))
+                }
+                let r = try run(["prune", "--older-than", "0", "--json"], lib)
+                #expect(r.status == 0, "\(r.stderr)")
+                let report = try #require(try json(r.stdout) as? [String: Any])
+                let removed = (report["removed"] as? [[String: Any]] ?? []).compactMap { $0["name"] as? String }
+                let spared = try #require(report["spared"] as? [[String: Any]])
+                #expect(removed == ["Idle 2026-11-02"])
+                #expect(
+                    spared.first?["name"] as? String == "Slow 2026-11-01"
+                        && spared.first?["protection"] as? String == "in-flight")
+                let v = try run(["verify", "--json"], lib)
+                let verify = try #require(try json(v.stdout) as? [String: Any])
+                #expect(verify["skippedInFlight"] as? [String] == ["Slow 2026-11-01"], "\(v.stdout)")
+                downloader.send(SIGKILL)
+                _ = try await downloader.wait()
+                #expect(try listed(lib)["Slow 2026-11-01"] != nil)
+            }
+        }
+    }
+}

@@ -1,0 +1,131 @@
+import Foundation
+import NewsstandTestSupport
+import Testing
+
+@testable import Newsstand
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// A small tmpfs mounted for the test (this needs root, as the test machines run): downloads and
+/// unpacks that cannot fit fail before writing, with a message naming the size and the free space.
+@Suite(.serialized) struct FreeSpaceTests {
+    /// Whether a tmpfs can be mounted here (root with CAP_SYS_ADMIN); probed once.
+    static let canMount: Bool = {
+        guard geteuid() == 0, let probe = try? makeTemporaryDirectory() else { return false }
+        defer { try? FileManager.default.removeItem(at: probe) }
+        guard
+            (try? CommandRunner.run("/bin/mount", ["-t", "tmpfs", "-o", "size=1m", "tmpfs", probe.path]))?.status == 0
+        else { return false }
+        _ = try? CommandRunner.run("/bin/umount", [probe.path])
+        return true
+    }()
+
+    /// Runs `body` with a fresh tmpfs of `megabytes` mounted on a temporary folder, unmounted after.
+    func withTmpfs(megabytes: Int, _ body: (URL) async throws -> Void) async throws {
+        let mountPoint = try makeTemporaryDirectory()
+        let mounted = try CommandRunner.run(
+            "/bin/mount", ["-t", "tmpfs", "-o", "size=\(megabytes)m", "tmpfs", mountPoint.path])
+        try #require(mounted.status == 0, "mount: \(mounted.stderr)")
+        defer {
+            _ = try? CommandRunner.run("/bin/umount", [mountPoint.path])
+            try? FileManager.default.removeItem(at: mountPoint)
+        }
+        try await body(mountPoint)
+    }
+
+    func openLibrary(_ root: URL) async throws -> Library {
+        var configuration = Library.Configuration()
+        configuration.syncDownloads = false
+        configuration.retry = RetryPolicy(
+            maxAttemptsWithoutProgress: 2, baseDelay: .milliseconds(10), maxDelay: .milliseconds(20))
+        return try await Library.open(at: root, configuration: configuration)
+    }
+
+    func failure(_ library: Library, _ name: String) async throws -> String {
+        try #require(try await library.issue(named: name)?.assets.first?.error)
+    }
+
+    @Test(.enabled(if: canMount, "mounting a tmpfs needs root (CAP_SYS_ADMIN); not available here"))
+    func aTransferThatCannotFitFailsBeforeAnyByteIsWritten() async throws {
+        try await withTestServer { server in
+            server.serve("/big.pdf", bytes: patternBytes(count: 12 << 20))
+            server.serve("/small.pdf", bytes: patternBytes(count: 100_000))
+            try await withTmpfs(megabytes: 8) { mount in
+                let library = try await openLibrary(mount.appendingPathComponent("lib"))
+                try await library.addIssue(
+                    named: "Big", date: IssueDate.today(),
+                    assets: [AssetRequest(url: URL(string: server.url("/big.pdf"))!)])
+                try await library.addIssue(
+                    named: "Small", date: IssueDate.today(),
+                    assets: [AssetRequest(url: URL(string: server.url("/small.pdf"))!)])
+                let summary = try await library.download()
+                try await library.shutdown()
+                #expect(summary.failed.count == 1 && summary.finished.count == 1, "\(summary)")
+                let message = try await failure(library, "Big")
+                #expect(message.contains("not enough free space to download"), "\(message)")
+                #expect(message.contains("12.0 MiB (12582912 bytes)"), "\(message)")
+                #expect(message.contains("free"), "\(message)")
+                let id = try #require(try await library.issue(named: "Big")?.assets.first?.id)
+                #expect((library.bytesOnDisk(assetID: id) ?? 0) == 0, "no byte was written")
+                #expect(server.requestCount("/big.pdf") == 1, "a shortfall is not retried")
+                #expect(try await library.issue(named: "Small")?.status == .available)
+            }
+        }
+    }
+
+    @Test(.enabled(if: canMount, "mounting a tmpfs needs root (CAP_SYS_ADMIN); not available here"))
+    func anArchiveThatCannotFitIsNotUnpacked() async throws {
+        try await withTestServer { server in
+            try await withTemporaryDirectory { fixtures in
+                // A ZIP declaring 12 MiB in its central directory: refused before extraction starts.
+                let declared = fixtures.path + "/declared.zip"
+                try ArchiveFixtures.writeBomb(entryName: "zeros.bin", zeroBytes: 12 << 20, format: .zip, to: declared)
+                // The same ZIP claiming 1 KiB, and a tar.gz (sizes known only while reading): stopped by
+                // the extraction itself at the free space, having filled nothing.
+                let understated = fixtures.path + "/understated.zip"
+                try ArchiveFixtures.writeBomb(
+                    entryName: "zeros.bin", zeroBytes: 12 << 20, format: .zip, to: understated)
+                try ArchiveFixtures.understateZipEntrySizes(at: understated, claimedSize: 1024)
+                let tarball = fixtures.path + "/zeros.tar.gz"
+                try ArchiveFixtures.writeBomb(
+                    entryName: "zeros.bin", zeroBytes: 12 << 20, format: .tarGzip, to: tarball)
+                for (path, file) in [
+                    ("/declared.zip", declared), ("/understated.zip", understated), ("/zeros.tar.gz", tarball),
+                ] {
+                    server.serve(path, bytes: Array(try Data(contentsOf: URL(fileURLWithPath: file))))
+                }
+                try await withTmpfs(megabytes: 8) { mount in
+                    let library = try await openLibrary(mount.appendingPathComponent("lib"))
+                    for path in ["/declared.zip", "/understated.zip", "/zeros.tar.gz"] {
+                        try await library.addIssue(
+                            named: "Issue \(path)", date: IssueDate.today(),
+                            assets: [AssetRequest(url: URL(string: server.url(path))!)])
+                    }
+                    let summary = try await library.download(options: DownloadOptions(jobs: 1))
+                    try await library.shutdown()
+                    #expect(summary.failed.count == 3, "\(summary)")
+                    let declaredMessage = try await failure(library, "Issue /declared.zip")
+                    #expect(declaredMessage.contains("not enough free space to unpack"), "\(declaredMessage)")
+                    #expect(declaredMessage.contains("12.0 MiB (12582912 bytes)"), "\(declaredMessage)")
+                    for name in ["Issue /understated.zip", "Issue /zeros.tar.gz"] {
+                        let message = try await failure(library, name)
+                        #expect(message.contains("not enough free space"), "\(name): \(message)")
+                    }
+                    // Nothing half-unpacked is left, and the archives wait to be unpacked when there is room.
+                    let staging = library.layout.staging
+                    let leftovers = try FileManager.default.contentsOfDirectory(atPath: staging).filter {
+                        !$0.hasSuffix(".lock")
+                    }
+                    #expect(leftovers.isEmpty, "\(leftovers)")
+                    for summary in try await library.summaries() {
+                        #expect(
+                            !FileManager.default.fileExists(
+                                atPath: mount.path + "/lib/" + summary.folderName + "/zeros.bin"))
+                    }
+                }
+            }
+        }
+    }
+}
