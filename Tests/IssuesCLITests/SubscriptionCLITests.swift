@@ -8,7 +8,7 @@ import Testing
 
 /// `subscribe`, `sync` and friends as real processes against the NIO test server serving feeds that
 /// change between rounds, move, vanish, turn hostile, and sign their enclosure links.
-@Suite struct SubscriptionCLITests {
+@Suite(.timeLimit(.minutes(5))) struct SubscriptionCLITests {
     struct Episode {
         var guid: String?
         var title: String

@@ -7,7 +7,7 @@ import Testing
 /// `verify` and `verify --repair` on each kind of damage, on libraries filled by real downloads from a
 /// local server: the damage is reported (not clean), the repair fixes it (or, for orphans, lists it),
 /// and a download afterwards brings the content back.
-@Suite struct VerifyRepairTests {
+@Suite(.timeLimit(.minutes(5))) struct VerifyRepairTests {
     static let date = IssueDate(year: 2026, month: 11, day: 20)!
     static let pages: [FixtureEntry] = [
         .directory("pages"), .file("pages/1.txt", Array("one\n".utf8)), .file("pages/2.txt", Array("second\n".utf8)),
