@@ -182,6 +182,19 @@ import Testing
         }
     }
 
+    @Test func aDamagedContentRecordIsReportedAndDeleted() async throws {
+        try await withDownloadedLibrary { library, lib, issue in
+            let records = try FileManager.default.contentsOfDirectory(atPath: library.layout.contentRecords)
+            let path = library.layout.contentRecords + "/" + (try #require(records.first))
+            try Data("{\"asset\": ".utf8).write(to: URL(fileURLWithPath: path))
+            let found = try await library.verify(issues: nil, options: VerifyOptions())
+            #expect(kinds(found) == [.staleFile] && found.problems.first?.path == path, "\(found.problems)")
+            #expect(try await library.verify(issues: nil, options: VerifyOptions(repair: true)).isClean)
+            #expect(!FileManager.default.fileExists(atPath: path))
+            #expect(try await library.verify(issues: nil, options: VerifyOptions()).problems.isEmpty)
+        }
+    }
+
     @Test func removingAnUnpackedIssueLeavesNothingForVerify() async throws {
         try await withDownloadedLibrary { library, lib, issue in
             try await library.removeIssue(named: issue.name)
