@@ -11,9 +11,21 @@ extension Library {
     // MARK: Reading
 
     /// Every subscription, by name.
-    public func subscriptions() async throws -> [Subscription] {
+    /// - Parameter countingIssues: Also count the issues each still holds in the library
+    ///   (``Subscription/issuesHeld``; pruned and removed ones no longer count). This reads the catalog's
+    ///   index once, so it costs as much as `list`.
+    public func subscriptions(countingIssues: Bool = false) async throws -> [Subscription] {
         let layout = self.layout
-        return try await runBlocking { try SubscriptionStore(layout: layout).all() }
+        let catalog = self.catalog
+        return try await runBlocking {
+            var subscriptions = try SubscriptionStore(layout: layout).all()
+            guard countingIssues, !subscriptions.isEmpty else { return subscriptions }
+            let live = Set(try catalog.openIndex().liveEntries().filter { !$0.summary.isBeingRemoved }.map(\.summary.name))
+            for index in subscriptions.indices {
+                subscriptions[index].issuesHeld = subscriptions[index].issueNames.filter(live.contains).count
+            }
+            return subscriptions
+        }
     }
 
     /// The subscription with this name (case-insensitively), or nil.

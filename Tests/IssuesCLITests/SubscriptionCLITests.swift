@@ -450,6 +450,10 @@ import Testing
                 server.serve("/feed.xml", bytes: Self.rss(episodes(server, 5), extra: "<description>v3</description>"))
                 #expect(try run(["sync"], lib).status == 0)
                 #expect(try issueNames(lib) == ["Episode 2", "Episode 4", "Episode 5"])
+                let subscription = try #require((try json(["subscriptions"], lib) as? [[String: Any]])?.first)
+                #expect(subscription["issues"] as? Int == 3)
+                #expect(subscription["issuesAdded"] as? Int == 5)
+                #expect(subscription["itemsSeen"] as? Int == 5)
             }
         }
     }

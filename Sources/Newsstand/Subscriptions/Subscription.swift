@@ -41,6 +41,8 @@ public struct Subscription: Sendable, Hashable, Identifiable {
     public var itemsSeen: Int { items.count }
     /// The names of the issues this subscription added (some may since have been pruned or removed).
     public var issueNames: [String] { items.compactMap(\.issueName) }
+    /// How many of them are still in the library, when counted (``Library/subscriptions(countingIssues:)``).
+    public internal(set) var issuesHeld: Int?
     /// Whether a mapping reads this subscription's JSON.
     public var isMapped: Bool { mappingJSON != nil }
 }

@@ -14,7 +14,7 @@ struct Subscriptions: AsyncParsableCommand {
 
     func run() async throws {
         let library = try await libraryOptions.open(create: false)
-        let subscriptions = try await library.subscriptions()
+        let subscriptions = try await library.subscriptions(countingIssues: !opml)
         if opml {
             Terminal.output(OPMLDocument.export(subscriptions), terminator: "")
             return
@@ -35,7 +35,7 @@ struct Subscriptions: AsyncParsableCommand {
             let checked = subscription.lastChecked.map { Format.age($0) } ?? "never"
             return [
                 subscription.name, subscription.format?.rawValue ?? "?", checked,
-                subscription.lastOutcome ?? "-", String(subscription.itemsSeen), String(subscription.issueNames.count),
+                subscription.lastOutcome ?? "-", String(subscription.itemsSeen), String(subscription.issuesHeld ?? subscription.issueNames.count),
                 policy.isEmpty ? "-" : policy.joined(separator: ", "), subscription.url.absoluteString,
             ]
         }
