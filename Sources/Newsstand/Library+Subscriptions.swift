@@ -114,22 +114,28 @@ extension Library {
         _ body: (AsyncStream<SyncReport>) async throws -> Void = { for await _ in $0 {} }
     ) async throws -> [SyncReport] {
         let store = SubscriptionStore(layout: layout)
-        let chosen = try await runBlocking { () -> [Subscription] in
-            let all = try store.all()
-            guard let names else { return all.filter { !$0.isPaused } }
-            return try names.map { name in
-                guard let found = all.first(where: { $0.name.lowercased() == name.lowercased() }) else {
-                    throw SubscriptionStore.notFound(name)
-                }
-                return found
-            }
+        let (chosen, damaged) = try await runBlocking { () -> ([Subscription], [NewsstandError]) in
+            let (all, damaged) = try store.readable()
+            guard let names else { return (all.filter { !$0.isPaused }, damaged) }
+            return (
+                try names.map { name in
+                    guard let found = all.first(where: { $0.name.lowercased() == name.lowercased() }) else {
+                        if let error = damaged.first { throw error }
+                        throw SubscriptionStore.notFound(name)
+                    }
+                    return found
+                }, []
+            )
         }
+        // A record that cannot be read fails as its subscription would, and the others go on.
+        let unreadable = damaged.map { SyncReport(subscription: "(unreadable record)", outcome: .failed($0)) }
         let (reports, continuation) = AsyncStream<SyncReport>.makeStream()
         return try await withThrowingTaskGroup(of: [SyncReport].self) { outer in
             outer.addTask {
                 defer { continuation.finish() }
                 return await withTaskGroup(of: SyncReport.self) { group in
-                    var all: [SyncReport] = []
+                    var all: [SyncReport] = unreadable
+                    for report in unreadable { continuation.yield(report) }
                     var next = chosen.makeIterator()
                     for _ in 0..<max(1, concurrency) {
                         guard let subscription = next.next() else { break }
@@ -184,6 +190,7 @@ extension Library {
         }
         let id = subscription.id
         try? await runBlocking { try store.writeStatus(id, checked: Date(), outcome: outcome) }
+        report.downloadsNewIssues = subscription.downloadsAutomatically
         return report
     }
 

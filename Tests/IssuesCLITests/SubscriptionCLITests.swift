@@ -457,4 +457,30 @@ import Testing
             }
         }
     }
+
+    @Test func aDamagedSubscriptionRecordFailsAloneAndVerifyNamesIt() async throws {
+        try await withTestServer { server in
+            server.serve("/a.xml", bytes: Self.rss([], title: "Feed A"))
+            server.serve("/b.xml", bytes: Self.rss([], title: "Feed B"))
+            try await withTemporaryDirectory { lib in
+                #expect(try run(["subscribe", server.url("/a.xml")], lib).status == 0)
+                #expect(try run(["subscribe", server.url("/b.xml")], lib).status == 0)
+                let folder = lib.appendingPathComponent(".catalog/subscriptions")
+                let records = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasSuffix(".json") }
+                let damaged = try #require(records.first)
+                try Data("{\"id\": tru".utf8).write(to: folder.appendingPathComponent(damaged))
+                try Data("{}".utf8).write(to: lib.appendingPathComponent(".sync/0000000000000000.json"))
+                let sync = try run(["sync"], lib)
+                #expect(sync.status == 1)
+                #expect(sync.stderr.contains("not a valid subscription record"), "\(sync.stderr)")
+                #expect(sync.stdout.contains(": unchanged"), "the other subscription is still synced: \(sync.stdout)")
+                let verify = try run(["verify", "--repair"], lib)
+                #expect(verify.status == 1, "a damaged record is not repaired: \(verify.stdout)")
+                #expect(verify.stdout.contains(damaged), "\(verify.stdout)")
+                #expect(!FileManager.default.fileExists(atPath: lib.appendingPathComponent(".sync/0000000000000000.json").path))
+                // The damaged record itself is never rewritten.
+                #expect(try Data(contentsOf: folder.appendingPathComponent(damaged)) == Data("{\"id\": tru".utf8))
+            }
+        }
+    }
 }

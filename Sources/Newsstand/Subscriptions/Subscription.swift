@@ -140,6 +140,8 @@ public struct SyncReport: Sendable {
     /// The subscription's name (after any rename).
     public var subscription: String
     public var outcome: Outcome
+    /// Whether the subscription's new issues are to be downloaded (its `downloadsAutomatically`).
+    public var downloadsNewIssues = true
     /// Issues added by this refresh, newest first.
     public var addedIssues: [String] = []
     /// Issues whose asset URLs the feed changed (a rotated query, a re-signed link).
