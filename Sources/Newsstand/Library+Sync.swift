@@ -136,7 +136,8 @@ extension Library {
         let catalog = self.catalog
         let id = subscription.id
         let document = read.document
-        let validators = read.validators
+        let validators = read.cacheable ? read.validators : DocumentValidators()
+        let merged = read.cacheable ? Library.digest(read.body) : nil
         let name = subscription.name
         let newURL = movedTo
         var committed = try await runBlocking { () -> SyncReport in
@@ -151,7 +152,7 @@ extension Library {
                 }
                 current.etag = validators.etag
                 current.lastModified = validators.lastModified
-                current.bodyDigest = Library.digest(body)
+                current.bodyDigest = merged
                 current.format = document.format
                 let merge = FeedMerge(
                     subscription: current, document: document, selection: .refresh(backfill: backfill),
@@ -206,6 +207,9 @@ extension Library {
         var body: Data
         var document: FeedDocument
         var validators: DocumentValidators
+        /// False when the feed was read through an HTML page at a URL that stays the page's: the page's
+        /// validators and digest say nothing about the linked feed, so none are kept (each sync reads it).
+        var cacheable = true
     }
 
     /// Parses a fetched body; follows an HTML page's feed link, and the feed's own "moved to" link, each
@@ -256,7 +260,7 @@ extension Library {
             // Only a new subscription takes the linked feed's URL; a refresh keeps the page the user chose.
             return ReadFeed(
                 url: following ? (linked.permanentURL ?? linked.requestedURL) : base, body: linkedBody, document: document,
-                validators: following ? DocumentValidators(etag: linked.etag, lastModified: linked.lastModified) : validators)
+                validators: DocumentValidators(etag: linked.etag, lastModified: linked.lastModified), cacheable: following)
         }
     }
 }

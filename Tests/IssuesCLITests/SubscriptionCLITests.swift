@@ -217,6 +217,22 @@ import Testing
                 let bad = try run(["subscribe", server.url("/nofeed.html")], lib)
                 #expect(bad.status == 1)
                 #expect(bad.stderr.hasPrefix("error: ") && bad.stderr.contains("HTML page"), "\(bad.stderr)")
+
+                // A feed URL that turns into a page: each sync reads the feed it links, even while the page
+                // itself does not change (its validators say nothing about the feed).
+                server.serve("/audio/ep2.mp3", bytes: patternBytes(count: 200))
+                server.serve("/feed2.xml", bytes: Self.rss(episodes(server, 1)))
+                server.serve(
+                    "/feed.xml",
+                    bytes: Array(
+                        "<html><head><link rel=\"alternate\" type=\"application/rss+xml\" href=\"/feed2.xml\"></head></html>".utf8),
+                    contentType: "text/html")
+                let first = try run(["sync", "--no-download"], lib)
+                #expect(first.status == 0 && first.stdout.contains("is an HTML page"), "\(first.stdout) \(first.stderr)")
+                server.serve("/feed2.xml", bytes: Self.rss(episodes(server, 2)))
+                let second = try run(["sync", "--no-download"], lib)
+                #expect(second.stdout.contains("1 new issue"), "\(second.stdout)")
+                #expect(try issueNames(lib).contains("Episode 2"))
             }
         }
     }
