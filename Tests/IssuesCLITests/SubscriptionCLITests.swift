@@ -499,4 +499,21 @@ import Testing
             }
         }
     }
+
+    @Test func aBriefOutageIsRetriedAndALongOneFailsTheSubscriptionOnly() async throws {
+        try await withTestServer { server in
+            server.serve("/feed.xml", bytes: Self.rss([], title: "Flaky"))
+            try await withTemporaryDirectory { lib in
+                server.setFaults("/feed.xml", Faults(unavailableResponses: 2, retryAfter: "0"))
+                let r = try run(["subscribe", server.url("/feed.xml")], lib)
+                #expect(r.status == 0, "two 503s then the feed: \(r.stderr)")
+                #expect(server.requestCount("/feed.xml") == 3)
+                server.setFaults("/feed.xml", Faults(status: 500))
+                let sync = try run(["sync"], lib)
+                #expect(sync.status == 1)
+                #expect(sync.stderr.contains("error: \"Flaky\"") && sync.stderr.contains("500"), "\(sync.stderr)")
+                #expect(server.requestCount("/feed.xml") == 6, "three attempts, then give up")
+            }
+        }
+    }
 }
