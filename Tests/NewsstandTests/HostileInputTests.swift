@@ -1,0 +1,84 @@
+import Foundation
+import NewsstandTestSupport
+import Testing
+
+@testable import Newsstand
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Hostile archives and a full disk while unpacking: each is stopped with a clear message, and nothing
+/// half-written reaches the issue folder.
+@Suite(.serialized) struct HostileInputTests {
+    /// Whether a tmpfs can be mounted here (root with CAP_SYS_ADMIN).
+    static let canMount = FreeSpaceTests.canMount
+
+    /// Runs `body` with a fresh tmpfs of `megabytes` mounted on a temporary folder, unmounted after.
+    func withTmpfs(megabytes: Int, _ body: (URL) async throws -> Void) async throws {
+        let mountPoint = try makeTemporaryDirectory()
+        let mounted = try CommandRunner.run(
+            "/bin/mount", ["-t", "tmpfs", "-o", "size=\(megabytes)m", "tmpfs", mountPoint.path])
+        try #require(mounted.status == 0, "mount: \(mounted.stderr)")
+        defer {
+            _ = try? CommandRunner.run("/bin/umount", [mountPoint.path])
+            try? FileManager.default.removeItem(at: mountPoint)
+        }
+        try await body(mountPoint)
+    }
+
+    func openLibrary(_ root: URL, _ change: (inout Library.Configuration) -> Void = { _ in }) async throws -> Library {
+        var configuration = Library.Configuration()
+        configuration.syncDownloads = false
+        configuration.retry = RetryPolicy(
+            maxAttemptsWithoutProgress: 2, baseDelay: .milliseconds(10), maxDelay: .milliseconds(20))
+        change(&configuration)
+        return try await Library.open(at: root, configuration: configuration)
+    }
+
+    /// Every regular file under `folder`, relative.
+    func files(under folder: String) -> [String] {
+        guard let walker = FileManager.default.enumerator(atPath: folder) else { return [] }
+        return walker.compactMap { $0 as? String }.filter { path in
+            var isDirectory: ObjCBool = false
+            return FileManager.default.fileExists(atPath: folder + "/" + path, isDirectory: &isDirectory)
+                && !isDirectory.boolValue
+        }
+    }
+
+    // MARK: - Disk full while unpacking
+
+    /// 6,000 one-byte files: 6 KB of data (well inside the free-space limit), but a 4 KiB page each on a
+    /// tmpfs, so the disk fills half-way through and libarchive's write fails with ENOSPC, which it reports
+    /// only as a warning.
+    @Test(.enabled(if: canMount, "mounting a tmpfs needs root (CAP_SYS_ADMIN); not available here"))
+    func aDiskThatFillsWhileUnpackingFailsTheAssetAndLeavesNothing() async throws {
+        try await withTestServer { server in
+            try await withTemporaryDirectory { fixtures in
+                let archive = fixtures.path + "/many.zip"
+                try ArchiveFixtures.manySmallFiles(count: 6_000, bytesEach: 1, format: .zip, to: archive)
+                server.serve("/many.zip", bytes: Array(try Data(contentsOf: URL(fileURLWithPath: archive))))
+                try await withTmpfs(megabytes: 12) { mount in
+                    let library = try await openLibrary(mount.appendingPathComponent("lib"))
+                    try await library.addIssue(
+                        named: "Full", date: IssueDate.today(),
+                        assets: [AssetRequest(url: URL(string: server.url("/many.zip"))!)])
+                    let summary = try await library.download()
+                    try await library.shutdown()
+                    #expect(summary.failed.count == 1, "\(summary)")
+                    let issue = try #require(try await library.issue(named: "Full"))
+                    let message = try #require(issue.assets.first?.error)
+                    #expect(message.contains("disk is full"), "\(message)")
+                    #expect(issue.status == .failed)
+                    let staging = library.layout.staging
+                    let leftovers = try FileManager.default.contentsOfDirectory(atPath: staging).filter {
+                        !$0.hasSuffix(".lock")
+                    }
+                    #expect(leftovers.isEmpty, "\(leftovers)")
+                    let folder = mount.path + "/lib/" + (try await library.summaries()[0].folderName)
+                    #expect(files(under: folder).isEmpty, "nothing half-unpacked in the issue folder")
+                }
+            }
+        }
+    }
+}
