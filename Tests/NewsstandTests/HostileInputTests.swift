@@ -81,4 +81,64 @@ import Testing
             }
         }
     }
+
+    // MARK: - Archive bombs
+
+    /// Bytes used on disk under `folder` (allocated blocks, so sparse holes do not count).
+    func allocatedBytes(under folder: String) -> Int64 {
+        files(under: folder).reduce(0) { total, path in
+            var info = stat()
+            return total + (stat(folder + "/" + path, &info) == 0 ? Int64(info.st_blocks) * 512 : 0)
+        }
+    }
+
+    /// A 2 MiB ZIP of 2 GiB of zeros: refused by its declared size before a byte is written, and, with
+    /// its sizes understated, stopped by the expansion ratio once past the 64 MiB floor.
+    @Test func aZipBombIsStoppedByTheExpansionRatio() async throws {
+        try await withTemporaryDirectory { folder in
+            let bomb = folder.path + "/bomb.zip"
+            try ArchiveFixtures.writeBomb(entryName: "zeros.bin", zeroBytes: 2 << 30, format: .zip, to: bomb)
+            let understated = folder.path + "/understated.zip"
+            try FileManager.default.copyItem(atPath: bomb, toPath: understated)
+            try ArchiveFixtures.understateZipEntrySizes(at: understated, claimedSize: 1024)
+            let size = try #require(try FileManager.default.attributesOfItem(atPath: bomb)[.size] as? Int)
+            #expect(size < 3 << 20, "the bomb is small: \(size) bytes")
+
+            for (archive, declared) in [(bomb, true), (understated, false)] {
+                let staging = folder.path + "/staging-\(declared)"
+                try FileManager.default.createDirectory(atPath: staging, withIntermediateDirectories: false)
+                let started = ContinuousClock.now
+                let error = #expect(throws: ArchiveError.self) {
+                    try ArchiveExtractor().extract(archiveAt: archive, into: staging)
+                }
+                let elapsed = ContinuousClock.now - started
+                let message = error.map(String.init(describing:)) ?? ""
+                if declared {
+                    #expect(error?.kind == .limitExceeded, "\(message)")
+                    #expect(message.contains("more than 200 times"), "\(message)")
+                } else {
+                    // More data than the entry declares: libarchive would cut the file short; refused instead.
+                    #expect(error?.kind == .corrupt, "\(message)")
+                    #expect(message.contains("Too much data"), "\(message)")
+                }
+                // Stopped early: nothing written when the size is declared, at most the floor (and a block) when not.
+                let written = allocatedBytes(under: staging)
+                #expect(written <= (declared ? 0 : (64 << 20) + (1 << 20)), "\(written) bytes written")
+                #expect(elapsed < .seconds(30), "\(elapsed)")
+            }
+        }
+    }
+
+    /// Ordinary, well-compressed content passes: 32 MiB of zeros expands far past 200 times, but stays
+    /// under the floor.
+    @Test func aWellCompressedArchiveUnderTheFloorPasses() async throws {
+        try await withTemporaryDirectory { folder in
+            let archive = folder.path + "/zeros.zip"
+            try ArchiveFixtures.writeBomb(entryName: "zeros.bin", zeroBytes: 32 << 20, format: .zip, to: archive)
+            let staging = folder.path + "/staging"
+            try FileManager.default.createDirectory(atPath: staging, withIntermediateDirectories: false)
+            let summary = try ArchiveExtractor().extract(archiveAt: archive, into: staging)
+            #expect(summary.bytes == 32 << 20)
+        }
+    }
 }

@@ -147,8 +147,10 @@ final class ArchiveWriter {
             let errno = archive_errno(handle)
             if warningIsFailure || Self.lostDataErrnos.contains(errno) {
                 let full = errno == ENOSPC || errno == EDQUOT
+                // Without an errno, libarchive's one data-write warning is "Too much data": the entry holds more
+                // than its header declares (and libarchive would silently cut it), so the archive is corrupt.
                 throw ArchiveError(
-                    kind: full ? .insufficientSpace : .io,
+                    kind: full ? .insufficientSpace : errno > 0 ? .io : .corrupt,
                     message: full
                         ? "the disk is full: \(warning) (\(POSIX.describe(errno)))"
                         : errno > 0 ? "\(warning) (\(POSIX.describe(errno)))" : warning,

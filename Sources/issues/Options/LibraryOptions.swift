@@ -72,6 +72,14 @@ struct DownloadRunOptions: ParsableArguments {
     @Option(
         name: .long,
         help: ArgumentHelp(
+            "Stop unpacking an archive that expands more than this many times its own size.",
+            discussion: "Applied once the unpacked data passes 64 MiB, so small well-compressed archives pass.",
+            valueName: "ratio"))
+    var maxUnpackRatio: Int64 = UnpackLimits.default.maxExpansionRatio
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
             "Give up on an asset after this many attempts in a row without progress.", valueName: "count"))
     var retries: Int = RetryPolicy().maxAttemptsWithoutProgress
 
@@ -87,12 +95,14 @@ struct DownloadRunOptions: ParsableArguments {
         guard jobs <= 256 else { throw ValidationError("--jobs must be at most 256 (got \(jobs))") }
         guard maxUnpackedBytes.bytes > 0 else { throw ValidationError("--max-unpacked-bytes must be positive") }
         guard maxEntries > 0 else { throw ValidationError("--max-entries must be positive") }
+        guard maxUnpackRatio > 0 else { throw ValidationError("--max-unpack-ratio must be positive") }
         guard retries >= 1 else { throw ValidationError("--retries must be at least 1") }
     }
 
     var configuration: Library.Configuration {
         var configuration = Library.Configuration()
-        configuration.unpackLimits = UnpackLimits(maxTotalBytes: maxUnpackedBytes.bytes, maxEntries: maxEntries)
+        configuration.unpackLimits = UnpackLimits(
+            maxTotalBytes: maxUnpackedBytes.bytes, maxEntries: maxEntries, maxExpansionRatio: maxUnpackRatio)
         configuration.retry.maxAttemptsWithoutProgress = retries
         configuration.syncDownloads = !noFsync
         return configuration
