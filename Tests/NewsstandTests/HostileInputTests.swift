@@ -141,4 +141,64 @@ import Testing
             #expect(summary.bytes == 32 << 20)
         }
     }
+
+    // MARK: - Resuming against a lying server
+
+    /// A library with one asset at `path` whose earlier run left `partial` on disk with `record`, as a cut
+    /// or a kill leaves them; downloads it and returns the bytes that ended up in place.
+    func resume(
+        _ server: TestHTTPServer, _ path: String, partial: [UInt8], record: (String) -> ResumeRecord
+    ) async throws -> [UInt8] {
+        try await withTemporaryDirectory { root in
+            let library = try await openLibrary(root.appendingPathComponent("lib"))
+            let url = server.url(path)
+            try await library.addIssue(
+                named: "Resumed", date: IssueDate.today(), assets: [AssetRequest(url: URL(string: url)!)])
+            let id = try #require(try await library.issue(named: "Resumed")?.assets.first?.id)
+            try FileManager.default.createDirectory(atPath: library.layout.downloads, withIntermediateDirectories: true)
+            try Data(partial).write(to: URL(fileURLWithPath: library.layout.partialFile(id)))
+            try record(url).save(library.layout.resumeRecord(id))
+            let summary = try await library.download()
+            try await library.shutdown()
+            #expect(summary.failed.isEmpty, "\(summary)")
+            let file = try #require(try await library.issue(named: "Resumed")?.assets.first?.fileURL)
+            return Array(try Data(contentsOf: file))
+        }
+    }
+
+    /// After a cut at 100,000 of 200,000 bytes, a 416 saying `bytes */100000` is not taken as "complete":
+    /// the recorded length says otherwise, so the download starts over. Without a recorded length, too.
+    @Test(arguments: [Int64(200_000), nil])
+    func a416NamingTheBytesOnDiskIsNotBelieved(recordedLength: Int64?) async throws {
+        try await withTestServer { server in
+            let old = patternBytes(count: 200_000, seed: 1)
+            let new = patternBytes(count: 100_000, seed: 2)
+            server.serve("/issue.pdf", bytes: new)
+            server.setFaults("/issue.pdf", Faults(status: 416, statusResponses: 1))
+            let placed = try await resume(server, "/issue.pdf", partial: Array(old[..<100_000])) { url in
+                ResumeRecord(url: url, etag: "\"old\"", expectedBytes: recordedLength)
+            }
+            let intact = placed == new
+            #expect(intact, "half of the old file was kept as complete (\(placed.count) bytes)")
+            #expect(server.requestCount("/issue.pdf") == 2)
+        }
+    }
+
+    /// A 206 whose `Last-Modified` differs from the date sent in `If-Range` (no ETag) is of another
+    /// version of the file: never appended, the download starts over.
+    @Test func a206WithAChangedLastModifiedIsNotAppended() async throws {
+        try await withTestServer { server in
+            let old = patternBytes(count: 200_000, seed: 1)
+            let new = patternBytes(count: 200_000, seed: 2)
+            server.serve("/issue.pdf", bytes: new, lastModified: Date(timeIntervalSince1970: 1_750_000_000))
+            server.setFaults("/issue.pdf", Faults(omitETag: true, ignoreIfRange: true))
+            let placed = try await resume(server, "/issue.pdf", partial: Array(old[..<100_000])) { url in
+                ResumeRecord(url: url, lastModified: "Mon, 01 Jan 2024 00:00:00 GMT", expectedBytes: 200_000)
+            }
+            let intact = placed == new
+            #expect(intact, "the file is half old, half new (\(placed.count) bytes)")
+            let ranges = server.requests("/issue.pdf").map { $0.headers.first { $0.0.lowercased() == "range" }?.1 }
+            #expect(ranges.first == "bytes=100000-", "\(ranges)")
+        }
+    }
 }

@@ -307,8 +307,9 @@ final class DownloadEngine: Sendable {
                         size: size, record: ResumeRecord.load(job.recordPath),
                         bytesFetched: fetched + delegate.receivedBytes)
                 case .rangeNotSatisfiable(let total):
-                    // A server may omit `Content-Range: bytes */N`; the recorded size then decides.
-                    if offset > 0, (total ?? record?.expectedBytes) == offset {
+                    // Complete only if an earlier 200/206 announced exactly the bytes on disk: a `bytes */N`
+                    // naming what we hold after a cut proves nothing, so it never overrides the recorded length.
+                    if offset > 0, let known = record?.expectedBytes, known == offset, (total ?? known) == known {
                         try verify(job, digest: digest)
                         progress(.bytes(received: size, expected: size, bytesPerSecond: throttle.finalRate(total: size)))
                         return Result(size: size, record: record, bytesFetched: fetched + delegate.receivedBytes)
