@@ -201,4 +201,70 @@ import Testing
             #expect(ranges.first == "bytes=100000-", "\(ranges)")
         }
     }
+
+    // MARK: - Stalls
+
+    /// A server trickling 50 bytes a second is under a 1 KiB-per-second limit: each attempt is given up as
+    /// stalled, counts as a failed attempt though it brought a few new bytes, and the asset fails soon.
+    @Test func aTricklingServerIsGivenUpOn() async throws {
+        try await withTestServer { server in
+            server.serve("/slow.pdf", bytes: patternBytes(count: 100_000))
+            server.setFaults("/slow.pdf", Faults(bytesPerSecond: 50))
+            try await withTemporaryDirectory { root in
+                let library = try await openLibrary(root.appendingPathComponent("lib")) {
+                    $0.stallLimit = StallLimit(minimumBytes: 1024, window: .seconds(1))
+                }
+                try await library.addIssue(
+                    named: "Slow", date: IssueDate.today(),
+                    assets: [AssetRequest(url: URL(string: server.url("/slow.pdf"))!)])
+                let started = ContinuousClock.now
+                let summary = try await library.download()
+                let elapsed = ContinuousClock.now - started
+                try await library.shutdown()
+                #expect(summary.failed.count == 1, "\(summary)")
+                let message = try #require(try await library.issue(named: "Slow")?.assets.first?.error)
+                #expect(message.contains("stalled"), "\(message)")
+                #expect(elapsed < .seconds(10), "\(elapsed)")
+                #expect(server.requestCount("/slow.pdf") == 2, "two attempts, as the retry policy says")
+            }
+        }
+    }
+
+    /// A port that accepts connections but never answers the TLS handshake costs one handshake timeout,
+    /// not one per retry.
+    @Test func aSilentTLSPortIsNotRetried() async throws {
+        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        try #require(listener >= 0)
+        defer { close(listener) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
+                bind(listener, pointer, length) == 0 && listen(listener, 64) == 0
+                    && getsockname(listener, pointer, &length) == 0
+            }
+        }
+        try #require(bound)
+        let port = Int(UInt16(bigEndian: address.sin_port))
+        try await withTemporaryDirectory { root in
+            let library = try await openLibrary(root.appendingPathComponent("lib")) {
+                $0.connectTimeout = .seconds(1)
+                $0.retry = RetryPolicy(
+                    maxAttemptsWithoutProgress: 5, baseDelay: .milliseconds(500), maxDelay: .seconds(1))
+            }
+            try await library.addIssue(
+                named: "Silent", date: IssueDate.today(),
+                assets: [AssetRequest(url: URL(string: "https://127.0.0.1:\(port)/issue.pdf")!)])
+            let started = ContinuousClock.now
+            let summary = try await library.download()
+            let elapsed = ContinuousClock.now - started
+            try await library.shutdown()
+            #expect(summary.failed.count == 1, "\(summary)")
+            let message = try #require(try await library.issue(named: "Silent")?.assets.first?.error)
+            #expect(message.contains("TLS handshake"), "\(message)")
+            #expect(elapsed < .seconds(5), "one handshake timeout, not five: \(elapsed)")
+        }
+    }
 }

@@ -80,6 +80,19 @@ struct DownloadRunOptions: ParsableArguments {
     @Option(
         name: .long,
         help: ArgumentHelp(
+            "Give up on an attempt that receives less than this over --stall-seconds (0: never).",
+            discussion: "As curl's --speed-limit. Bytes, or a number with K, M, G or T.",
+            valueName: "size"))
+    var stallBytes = ByteSize(bytes: StallLimit.default.minimumBytes)
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp("The window --stall-bytes is measured over, in seconds.", valueName: "seconds"))
+    var stallSeconds: Int = Int(StallLimit.default.window.components.seconds)
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
             "Give up on an asset after this many attempts in a row without progress.", valueName: "count"))
     var retries: Int = RetryPolicy().maxAttemptsWithoutProgress
 
@@ -97,6 +110,10 @@ struct DownloadRunOptions: ParsableArguments {
         guard maxEntries > 0 else { throw ValidationError("--max-entries must be positive") }
         guard maxUnpackRatio > 0 else { throw ValidationError("--max-unpack-ratio must be positive") }
         guard retries >= 1 else { throw ValidationError("--retries must be at least 1") }
+        guard stallBytes.bytes >= 0 else { throw ValidationError("--stall-bytes must not be negative") }
+        guard (1...86_400).contains(stallSeconds) else {
+            throw ValidationError("--stall-seconds must be between 1 and 86400 (got \(stallSeconds))")
+        }
     }
 
     var configuration: Library.Configuration {
@@ -104,6 +121,9 @@ struct DownloadRunOptions: ParsableArguments {
         configuration.unpackLimits = UnpackLimits(
             maxTotalBytes: maxUnpackedBytes.bytes, maxEntries: maxEntries, maxExpansionRatio: maxUnpackRatio)
         configuration.retry.maxAttemptsWithoutProgress = retries
+        configuration.stallLimit =
+            stallBytes.bytes == 0
+            ? nil : StallLimit(minimumBytes: stallBytes.bytes, window: .seconds(stallSeconds))
         configuration.syncDownloads = !noFsync
         return configuration
     }
