@@ -267,4 +267,74 @@ import Testing
             #expect(elapsed < .seconds(5), "one handshake timeout, not five: \(elapsed)")
         }
     }
+
+    // MARK: - The library's own files
+
+    /// Downloads one asset after `prepare` planted files in `.downloads`; returns the bytes placed.
+    func download(
+        _ server: TestHTTPServer, _ path: String, sha256: String? = nil,
+        prepare: (Library, String) throws -> Void
+    ) async throws -> [UInt8] {
+        try await withTemporaryDirectory { root in
+            let library = try await openLibrary(root.appendingPathComponent("lib"))
+            try await library.addIssue(
+                named: "Planted", date: IssueDate.today(),
+                assets: [AssetRequest(url: URL(string: server.url(path))!, sha256: sha256)])
+            let id = try #require(try await library.issue(named: "Planted")?.assets.first?.id)
+            try FileManager.default.createDirectory(atPath: library.layout.downloads, withIntermediateDirectories: true)
+            try prepare(library, id)
+            let summary = try await library.download()
+            try await library.shutdown()
+            #expect(summary.failed.isEmpty, "\(summary)")
+            let file = try #require(try await library.issue(named: "Planted")?.assets.first?.fileURL)
+            return Array(try Data(contentsOf: file))
+        }
+    }
+
+    /// A `.part` that is a symbolic link is never written through: the file it points at is untouched and
+    /// the download starts from an empty file of its own.
+    @Test func aPartialFileThatIsASymlinkIsNotWrittenThrough() async throws {
+        try await withTestServer { server in
+            let content = patternBytes(count: 100_000)
+            server.serve("/issue.pdf", bytes: content)
+            try await withTemporaryDirectory { outside in
+                let victim = outside.path + "/victim.txt"
+                try Data("precious".utf8).write(to: URL(fileURLWithPath: victim))
+                let placed = try await download(server, "/issue.pdf") { library, id in
+                    try FileManager.default.createSymbolicLink(
+                        atPath: library.layout.partialFile(id), withDestinationPath: victim)
+                }
+                let intact = placed == content
+                #expect(intact, "\(placed.count) bytes placed")
+                #expect(try Data(contentsOf: URL(fileURLWithPath: victim)) == Data("precious".utf8), "written through the link")
+            }
+        }
+    }
+
+    /// A finished file left by an earlier run and cut short on disk since (or changed: the SHA-256 is
+    /// known) is checked before it is placed, and fetched again.
+    @Test(arguments: [false, true])
+    func aFinishedFileCutShortOnDiskIsFetchedAgain(knownDigest: Bool) async throws {
+        try await withTestServer { server in
+            let content = patternBytes(count: 100_000)
+            server.serve("/issue.pdf", bytes: content)
+            let digest = knownDigest ? CatalogVerifier.sha256(of: try writeTemporary(content)) : nil
+            let placed = try await download(server, "/issue.pdf", sha256: digest) { library, id in
+                // With the digest known, the damaged file has the right size, so only the digest can tell.
+                let damaged = knownDigest ? patternBytes(count: 100_000, seed: 7) : Array(content[..<60_000])
+                try Data(damaged).write(to: URL(fileURLWithPath: library.layout.completedFile(id)))
+                try ResumeRecord(url: server.url("/issue.pdf"), expectedBytes: knownDigest ? nil : 100_000)
+                    .save(library.layout.resumeRecord(id))
+            }
+            let intact = placed == content
+            #expect(intact, "\(placed.count) bytes placed")
+            #expect(server.requestCount("/issue.pdf") == 1)
+        }
+    }
+
+    func writeTemporary(_ bytes: [UInt8]) throws -> String {
+        let path = try makeTemporaryDirectory().path + "/content"
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+        return path
+    }
 }
