@@ -188,6 +188,7 @@ extension Library {
             // Content folders of removals that a crash interrupted after the catalog was updated.
             try? TreeRemover.remove(layout.trash)
             Library.sweepDownloads(layout: layout, catalog: catalog)
+            SpaceReserve.ensure(layout)
         }
         let engine = self.engine ?? DownloadEngine(configuration: configuration, logger: logger)
         self.engine = engine
@@ -375,11 +376,23 @@ extension Library {
         let id = item.asset.id
         let received = bytesOnDisk(assetID: id) ?? 0
         // The asset stays in the saved list, so that `resume` retries it.
-        let listed = try? await commit { changes in
-            try changes.updateAsset(id, ofIssueNamed: item.issueName) { asset in
-                asset.state = .failed
-                asset.error = error.message
-                asset.receivedBytes = received
+        func record() async throws -> Bool {
+            try await commit { changes in
+                try changes.updateAsset(id, ofIssueNamed: item.issueName) { asset in
+                    asset.state = .failed
+                    asset.error = error.message
+                    asset.receivedBytes = received
+                }
+            }
+        }
+        var listed: Bool?
+        do {
+            listed = try await record()
+        } catch {
+            // Most likely the disk is full (this very download may have filled it): give up the reserve so that
+            // the failure is stored, rather than leaving the asset `downloading`.
+            if SpaceReserve.release(layout) {
+                listed = try? await record()
             }
         }
         if listed == false { return .removed }

@@ -337,4 +337,34 @@ import Testing
         try Data(bytes).write(to: URL(fileURLWithPath: path))
         return path
     }
+
+    // MARK: - Disk full during a transfer
+
+    /// A body of unknown length fills the disk: the failure is stored in the catalog even though the
+    /// disk is still full (a reserve is given up for the record), and the issue no longer says downloading.
+    @Test(.enabled(if: canMount, "mounting a tmpfs needs root (CAP_SYS_ADMIN); not available here"))
+    func aDiskThatFillsDuringATransferIsRecorded() async throws {
+        try await withTestServer { server in
+            server.serve("/big.pdf", bytes: patternBytes(count: 12 << 20))
+            server.setFaults("/big.pdf", Faults(omitContentLength: true))
+            try await withTmpfs(megabytes: 8) { mount in
+                let root = mount.appendingPathComponent("lib")
+                let library = try await openLibrary(root)
+                try await library.addIssue(
+                    named: "Big", date: IssueDate.today(),
+                    assets: [AssetRequest(url: URL(string: server.url("/big.pdf"))!)])
+                let summary = try await library.download()
+                try await library.shutdown()
+                #expect(summary.failed.count == 1, "\(summary)")
+                // Read back by a fresh library, as `show` would.
+                let reopened = try await openLibrary(root)
+                let issue = try #require(try await reopened.issue(named: "Big"))
+                try await reopened.shutdown()
+                let asset = try #require(issue.assets.first)
+                #expect(asset.state == .failed, "\(asset.state)")
+                #expect(asset.error?.contains("No space left") == true, "\(asset.error ?? "no error")")
+                #expect(issue.status == .failed)
+            }
+        }
+    }
 }
