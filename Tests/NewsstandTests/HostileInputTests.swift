@@ -367,4 +367,48 @@ import Testing
             }
         }
     }
+
+    // MARK: - Names
+
+    /// A right-to-left override in an issue name is refused; in a folder name made from other text it
+    /// never reaches the disk.
+    @Test func bidiControlsAreRefusedInNamesAndKeptOutOfFolderNames() async throws {
+        try await withTemporaryDirectory { root in
+            let library = try await openLibrary(root.appendingPathComponent("lib"))
+            for scalar: Unicode.Scalar in ["\u{202A}", "\u{202E}", "\u{2066}", "\u{2069}"] {
+                let name = "Invoice " + String(scalar) + "fdp.exe"
+                let error = await #expect(throws: NewsstandError.self) {
+                    try await library.addIssue(named: name, date: IssueDate.today())
+                }
+                #expect(error?.code == .invalidIssueName)
+                #expect(error?.message.contains("bidirectional") == true, "\(error?.message ?? "")")
+            }
+            #expect(try await library.summaries().isEmpty)
+            try await library.shutdown()
+        }
+        for scalar: Unicode.Scalar in ["\u{202E}", "\u{2067}"] {
+            let folder = SafePathComponent(sanitizing: "report\(scalar)fdp.exe").value
+            #expect(!folder.unicodeScalars.contains(scalar), "\(folder.debugDescription)")
+        }
+    }
+
+    /// The NFC and NFD spellings of one name are one issue: the second is a clear duplicate, never a
+    /// second record sharing (or silently collapsing into) one folder.
+    @Test func nfcAndNfdSpellingsOfANameAreOneIssue() async throws {
+        try await withTemporaryDirectory { root in
+            let library = try await openLibrary(root.appendingPathComponent("lib"))
+            let composed = "Caf\u{E9} Mod\u{E8}le"
+            let decomposed = "Cafe\u{301} Mode\u{300}le"
+            #expect(Array(composed.utf8) != Array(decomposed.utf8))
+            try await library.addIssue(named: composed, date: IssueDate.today())
+            let error = await #expect(throws: NewsstandError.self) {
+                try await library.addIssue(named: decomposed, date: IssueDate.today())
+            }
+            #expect(error?.code == .duplicateIssue, "\(String(describing: error))")
+            let summaries = try await library.summaries()
+            try await library.shutdown()
+            #expect(summaries.count == 1)
+            #expect(try await library.issue(named: decomposed)?.name == composed)
+        }
+    }
 }
