@@ -411,4 +411,60 @@ import Testing
             #expect(try await library.issue(named: decomposed)?.name == composed)
         }
     }
+
+    // MARK: - Merge and remove
+
+    /// Creates a chain of `depth` folders named `d` under `root` with a file `leaf` at the bottom, walking
+    /// down by descriptor (the path is far longer than PATH_MAX).
+    func makeChain(under root: String, depth: Int, leaf: String) throws {
+        var current = open(root, O_RDONLY | O_DIRECTORY)
+        try #require(current >= 0)
+        for _ in 0..<depth {
+            _ = mkdirat(current, "d", 0o755)
+            let next = openat(current, "d", O_RDONLY | O_DIRECTORY | O_NOFOLLOW)
+            close(current)
+            try #require(next >= 0, "openat: \(errno)")
+            current = next
+        }
+        let file = openat(current, leaf, O_WRONLY | O_CREAT, 0o644)
+        close(file)
+        close(current)
+        try #require(file >= 0)
+    }
+
+    /// The names at the bottom of a chain made by ``makeChain(under:depth:leaf:)``.
+    func namesAtBottom(of root: String, depth: Int) throws -> Set<String> {
+        var current = open(root, O_RDONLY | O_DIRECTORY)
+        for _ in 0..<depth {
+            let next = openat(current, "d", O_RDONLY | O_DIRECTORY | O_NOFOLLOW)
+            close(current)
+            try #require(next >= 0)
+            current = next
+        }
+        let stream = try #require(fdopendir(current))
+        defer { closedir(stream) }
+        var names = Set<String>()
+        while let entry = readdir(stream) {
+            names.insert(withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) })
+        }
+        return names.subtracting([".", ".."])
+    }
+
+    /// Two archives' 7,000-deep folder chains merge without overflowing the stack (the recursive merge
+    /// died with SIGSEGV here) or holding a descriptor per level, and the tree can then be removed.
+    @Test func aSevenThousandDeepChainMergesIteratively() async throws {
+        try await withTemporaryDirectory { folder in
+            let staging = folder.path + "/staging"
+            let destination = folder.path + "/issue"
+            try FileManager.default.createDirectory(atPath: staging, withIntermediateDirectories: false)
+            try FileManager.default.createDirectory(atPath: destination, withIntermediateDirectories: false)
+            try makeChain(under: destination, depth: 7_000, leaf: "first")
+            try makeChain(under: staging, depth: 7_000, leaf: "second")
+            try mergeStaging(staging, into: destination)
+            #expect(!FileManager.default.fileExists(atPath: staging))
+            #expect(try namesAtBottom(of: destination, depth: 7_000) == ["first", "second"])
+            try TreeRemover.remove(destination)
+            #expect(!FileManager.default.fileExists(atPath: destination))
+        }
+    }
 }
