@@ -467,4 +467,21 @@ import Testing
             #expect(!FileManager.default.fileExists(atPath: destination))
         }
     }
+
+    /// An issue folder holding a path far longer than PATH_MAX is removed whole: nothing is left in
+    /// `.trash`, and no success is claimed over a tree left behind.
+    @Test func anIssueWithAPathPastPathMaxIsRemovedWhole() async throws {
+        try await withTemporaryDirectory { root in
+            let library = try await openLibrary(root.appendingPathComponent("lib"))
+            let issue = try await library.addIssue(named: "Deep", date: IssueDate.today())
+            let content = library.layout.contentFolder(issue.folderName)
+            try FileManager.default.createDirectory(atPath: content, withIntermediateDirectories: true)
+            try makeChain(under: content, depth: 2_100, leaf: "bottom")  // 4,200 bytes of path
+            try await library.removeIssue(named: "Deep")
+            try await library.shutdown()
+            #expect(!FileManager.default.fileExists(atPath: content))
+            let trash = (try? FileManager.default.contentsOfDirectory(atPath: library.layout.trash)) ?? []
+            #expect(trash.isEmpty, "\(trash)")
+        }
+    }
 }
