@@ -17,6 +17,9 @@ extension Library {
         public var connectTimeout: Duration
         /// The longest silence while reading a response.
         public var readTimeout: Duration
+        /// The minimum throughput of a transfer: an attempt under it is given up as stalled (and retried as a
+        /// failed attempt). Nil turns the limit off. Default 1 KiB per 60 s.
+        public var stallLimit: StallLimit? = .default
         /// How many redirects a download follows.
         public var maxRedirects: Int
         /// Flush each completed download to stable storage before it counts as downloaded, so that even a

@@ -188,6 +188,7 @@ extension Library {
             // Content folders of removals that a crash interrupted after the catalog was updated.
             try? TreeRemover.remove(layout.trash)
             Library.sweepDownloads(layout: layout, catalog: catalog)
+            SpaceReserve.ensure(layout)
         }
         let engine = self.engine ?? DownloadEngine(configuration: configuration, logger: logger)
         self.engine = engine
@@ -279,6 +280,19 @@ extension Library {
             }
             let completed = layout.completedFile(id)
             var record = ResumeRecord.load(layout.resumeRecord(id))
+            // A finished file left by an earlier run may have been cut short on disk since, or replaced by a
+            // link: checked again before it is trusted, else fetched again from zero.
+            let expected = record?.expectedBytes
+            let sha256 = asset.sha256
+            if POSIX.exists(completed),
+                !(try await runBlocking { Library.isIntact(completed, expectedBytes: expected, sha256: sha256) })
+            {
+                try await runBlocking {
+                    try POSIX.unlinkIfPresent(completed)
+                    try POSIX.unlinkIfPresent(layout.resumeRecord(id))
+                }
+                record = nil
+            }
             if !POSIX.exists(completed), !Library.alreadyPlaced(record, id: id, layout: layout, folder: item.folderName)
             {
                 var job = DownloadEngine.Job(
@@ -362,11 +376,23 @@ extension Library {
         let id = item.asset.id
         let received = bytesOnDisk(assetID: id) ?? 0
         // The asset stays in the saved list, so that `resume` retries it.
-        let listed = try? await commit { changes in
-            try changes.updateAsset(id, ofIssueNamed: item.issueName) { asset in
-                asset.state = .failed
-                asset.error = error.message
-                asset.receivedBytes = received
+        func record() async throws -> Bool {
+            try await commit { changes in
+                try changes.updateAsset(id, ofIssueNamed: item.issueName) { asset in
+                    asset.state = .failed
+                    asset.error = error.message
+                    asset.receivedBytes = received
+                }
+            }
+        }
+        var listed: Bool?
+        do {
+            listed = try await record()
+        } catch {
+            // Most likely the disk is full (this very download may have filled it): give up the reserve so that
+            // the failure is stored, rather than leaving the asset `downloading`.
+            if SpaceReserve.release(layout) {
+                listed = try? await record()
             }
         }
         if listed == false { return .removed }
@@ -562,6 +588,16 @@ extension Library {
     /// Moves `file` into `folder` under `name`, or `name (2)`, `name (3)`… if taken, never replacing an
     /// existing file (link(2) refuses to). `willPlace` runs before each try with the name about to be used.
     /// - Returns: The name used.
+    /// Whether a finished file is what it claims: a regular file (not a link), of the expected size and
+    /// SHA-256 when those are known.
+    static func isIntact(_ path: String, expectedBytes: Int64?, sha256: String?) -> Bool {
+        var info = stat()
+        guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return false }
+        if let expectedBytes, Int64(info.st_size) != expectedBytes { return false }
+        if let sha256 { return CatalogVerifier.sha256(of: path) == sha256.lowercased() }
+        return true
+    }
+
     static func placeFile(
         _ file: String, named name: String, in folder: String, willPlace: (String) throws -> Void = { _ in }
     ) throws -> String {

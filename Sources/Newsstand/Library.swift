@@ -359,6 +359,16 @@ public actor Library {
                 .invalidIssueName,
                 "the issue name is \(name.utf8.count) bytes long; at most \(maxNameLength) are allowed")
         }
+        // Shown raw, an override makes the name read differently from what it is (and from its folder's name).
+        let isBidiControl = { (scalar: Unicode.Scalar) in
+            (0x202A...0x202E).contains(scalar.value) || (0x2066...0x2069).contains(scalar.value)
+        }
+        if let bad = name.unicodeScalars.first(where: isBidiControl) {
+            throw NewsstandError(
+                .invalidIssueName,
+                "the issue name \"\(ArchiveError.displayable(name))\" contains a bidirectional control character "
+                    + "(U+\(String(bad.value, radix: 16, uppercase: true)))")
+        }
         if let bad = name.unicodeScalars.first(where: { $0.properties.generalCategory == .control }) {
             let hex = String(bad.value, radix: 16, uppercase: true)
             throw NewsstandError(

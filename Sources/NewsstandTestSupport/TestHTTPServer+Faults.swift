@@ -48,6 +48,10 @@ public struct Faults: Sendable, Equatable {
     public var contentDisposition: String?
     /// Send the ETag as `W/"..."`; a weak ETag never satisfies `If-Range`.
     public var weakETag: Bool
+    /// Send `Last-Modified` but no `ETag`, so `If-Range` carries a date.
+    public var omitETag: Bool
+    /// Answer a `Range` with 206 even when `If-Range` no longer holds, as a broken cache or proxy does.
+    public var ignoreIfRange: Bool
 
     /// Creates a fault set; every default means "behave normally".
     public init(
@@ -66,7 +70,9 @@ public struct Faults: Sendable, Equatable {
         omitValidators: Bool = false,
         omitContentLength: Bool = false,
         contentDisposition: String? = nil,
-        weakETag: Bool = false
+        weakETag: Bool = false,
+        omitETag: Bool = false,
+        ignoreIfRange: Bool = false
     ) {
         self.cutAfterBytes = cutAfterBytes
         self.cutResponses = cutResponses
@@ -84,6 +90,8 @@ public struct Faults: Sendable, Equatable {
         self.omitContentLength = omitContentLength
         self.contentDisposition = contentDisposition
         self.weakETag = weakETag
+        self.omitETag = omitETag
+        self.ignoreIfRange = ignoreIfRange
     }
 
     /// No fault at all.

@@ -162,7 +162,8 @@ final class TestHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
     ) {
         var keepAlive = head.isKeepAlive
         let etag: String? =
-            faults.omitValidators ? nil : (faults.weakETag ? "W/" + representation.etag : representation.etag)
+            faults.omitValidators || faults.omitETag
+            ? nil : (faults.weakETag ? "W/" + representation.etag : representation.etag)
         let lastModified: Int64? = faults.omitValidators ? nil : representation.lastModified
         let size = representation.size
 
@@ -202,7 +203,7 @@ final class TestHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
             ? .full
             : HTTPSemantics.rangeDecision(
                 range: head.headers.first(name: "Range"),
-                ifRange: head.headers.first(name: "If-Range"),
+                ifRange: faults.ignoreIfRange ? nil : head.headers.first(name: "If-Range"),
                 size: size,
                 etag: etag,
                 lastModified: lastModified

@@ -356,8 +356,10 @@ struct HostileCase: Sendable, CustomTestStringConvertible {
         }
         cases.append(
             HostileCase(
+                // libarchive cuts the file at the declared size and only warns; that warning is a failure,
+                // so the bomb stops at its first block past 1 KiB, as a corrupt archive.
                 name: "64 MiB bomb whose headers claim 1 KiB",
-                expected: .limitExceeded,
+                expected: .corrupt,
                 limits: bombLimits,
                 format: .zip
             ) { sandbox, format in

@@ -71,13 +71,25 @@ final class ArchiveWriter {
     ///   - bytes: The data.
     ///   - offset: Where it goes in the file (a gap leaves a hole).
     ///   - entryPath: The entry's path as stored in the archive, for error messages.
-    /// - Throws: ``ArchiveError`` `.io`, e.g. when the disk is full.
+    /// - Throws: ``ArchiveError`` `.insufficientSpace` when the disk or quota is full, `.io` for any other failed
+    ///   or short write. libarchive reports a failed `write(2)` and a truncated block only as `ARCHIVE_WARN`;
+    ///   carrying on would leave a file with holes in the issue, so here a warning is a failure.
     func writeDataBlock(_ bytes: UnsafeRawBufferPointer, offset: Int64, entryPath: String) throws(ArchiveError) {
-        try check(
+        let code = try check(
             archive_write_data_block(handle, bytes.baseAddress, bytes.count, offset),
             "archive_write_data_block",
-            entryPath: entryPath
+            entryPath: entryPath,
+            warningIsFailure: true
         )
+        // A count is returned on success; one short of the block is a short write even without a warning.
+        if code > 0 && code < bytes.count {
+            throw ArchiveError(
+                kind: .io,
+                message: "short write: \(code) of \(bytes.count) bytes written",
+                entryPath: entryPath,
+                archivePath: archivePath
+            )
+        }
     }
 
     /// Completes the current entry: closes the file and applies its permissions and times.
@@ -89,6 +101,9 @@ final class ArchiveWriter {
     func finishEntry(entryPath: String) throws(ArchiveError) {
         try check(archive_write_finish_entry(handle), "archive_write_finish_entry", entryPath: entryPath)
     }
+
+    /// The errors that mean the data did not reach the disk, whatever status libarchive gave them.
+    private static let lostDataErrnos: Set<Int32> = [ENOSPC, EDQUOT, EIO, EFBIG]
 
     /// Applies the deferred directory permissions and times, and closes the writer.
     ///
@@ -102,20 +117,49 @@ final class ArchiveWriter {
     /// Routes a return code through ``checkLibArchive(_:handle:kind:operation:entryPath:archivePath:)``,
     /// collecting warnings.
     @discardableResult
+    ///
+    /// A warning whose errno says data was lost (disk full, quota, I/O error, file too large) is always a failure,
+    /// and so is any warning when `warningIsFailure`; a full disk or quota becomes `.insufficientSpace`.
     private func check<Value: FixedWidthInteger>(
         _ code: Value,
         _ operation: StaticString,
-        entryPath: String? = nil
+        entryPath: String? = nil,
+        warningIsFailure: Bool = false
     ) throws(ArchiveError) -> Value {
-        let result = try checkLibArchive(
-            code,
-            handle: handle,
-            kind: .io,
-            operation: operation,
-            entryPath: entryPath,
-            archivePath: archivePath
-        )
+        let result: LibArchiveResult<Value>
+        do {
+            result = try checkLibArchive(
+                code,
+                handle: handle,
+                kind: .io,
+                operation: operation,
+                entryPath: entryPath,
+                archivePath: archivePath
+            )
+        } catch var error {
+            if let errno = error.libarchiveErrno, errno == ENOSPC || errno == EDQUOT {
+                error.kind = .insufficientSpace
+                error.message = "the disk is full: " + error.message
+            }
+            throw error
+        }
         if let warning = result.warning {
+            let errno = archive_errno(handle)
+            if warningIsFailure || Self.lostDataErrnos.contains(errno) {
+                let full = errno == ENOSPC || errno == EDQUOT
+                // Without an errno, libarchive's one data-write warning is "Too much data": the entry holds more
+                // than its header declares (and libarchive would silently cut it), so the archive is corrupt.
+                throw ArchiveError(
+                    kind: full ? .insufficientSpace : errno > 0 ? .io : .corrupt,
+                    message: full
+                        ? "the disk is full: \(warning) (\(POSIX.describe(errno)))"
+                        : errno > 0 ? "\(warning) (\(POSIX.describe(errno)))" : warning,
+                    entryPath: entryPath,
+                    archivePath: archivePath,
+                    libarchiveStatus: ARCHIVE_WARN,
+                    libarchiveErrno: errno
+                )
+            }
             warnings.append(warning, entryPath: entryPath)
         }
         return result.value

@@ -37,6 +37,30 @@ struct ExtractionSession {
         self.limits = limits
         self.pathPrefix = pathPrefix
         self.permissionMask = permissionMask
+        var info = stat()
+        archiveBytes = stat(realArchivePath, &info) == 0 ? Int64(info.st_size) : nil
+    }
+
+    /// The archive file's size, for the expansion ratio (unknown if it cannot be read: the ratio is then not
+    /// applied, and reading fails anyway).
+    let archiveBytes: Int64?
+
+    /// The ratio limit on the bytes unpacked, when it binds more tightly than ``UnpackLimits/maxTotalBytes``.
+    private var expansionCap: Int64? {
+        guard let archiveBytes else { return nil }
+        let cap = limits.expansionCap(archiveBytes: archiveBytes)
+        return cap < limits.maxTotalBytes ? cap : nil
+    }
+
+    /// Throws when `bytes` more would pass the expansion-ratio cap; `declared` says whether they are only announced.
+    private func checkExpansion(adding more: Int64, declared: Bool, entryPath: String) throws(ArchiveError) {
+        guard let cap = expansionCap, let archiveBytes, more > cap - bytes else { return }
+        throw refusal(
+            .limitExceeded,
+            (declared ? "the entry declares \(more) bytes, which would" : "the unpacked data would")
+                + " expand the \(archiveBytes)-byte archive more than \(limits.maxExpansionRatio) times"
+                + " (past \(limits.expansionRatioFloor) bytes; an archive bomb?)",
+            entryPath: entryPath)
     }
 
     mutating func run(reader: ArchiveReader, writer: ArchiveWriter) throws(ArchiveError) -> ExtractionSummary {
@@ -188,6 +212,10 @@ struct ExtractionSession {
             )
         }
 
+        if let declared = declaredSize {
+            try checkExpansion(adding: declared, declared: true, entryPath: entryPath)
+        }
+
         if let declared = declaredSize, let spaceLimit, declared > spaceLimit - bytes {
             throw refusal(
                 .insufficientSpace,
@@ -236,6 +264,7 @@ struct ExtractionSession {
                         entryPath: entryPath
                     )
                 }
+                try checkExpansion(adding: end - extent, declared: false, entryPath: entryPath)
                 bytes += end - extent
                 extent = end
                 if let spaceLimit, bytes > spaceLimit {

@@ -3,7 +3,7 @@ import Glibc
 
 /// Moves everything inside `staging` into `destination`, then removes `staging`.
 ///
-/// - Directories are merged recursively: a directory that already exists in `destination` keeps the files of other
+/// - Directories are merged (iteratively, one descriptor per side): a directory that already exists in `destination` keeps the files of other
 ///   assets and receives the staged ones; a staged directory with no counterpart is moved in whole with one
 ///   `rename(2)`.
 /// - Files and symbolic links replace same-named ones atomically with `rename(2)`: at every instant the name holds
@@ -47,19 +47,56 @@ enum StagingMerge {
         }
         // The two folders themselves are the caller's and trusted (either may be reached through a symlink).
         let source = try openDirectory(AT_FDCWD, cName(staging), shownAs: staging, followingSymlink: true)
-        defer { close(source) }
-        let target = try openDirectory(AT_FDCWD, cName(destination), shownAs: destination, followingSymlink: true)
-        defer { close(target) }
-        try mergeContents(of: source, into: target, relativePath: "")
+        let target: Int32
+        do {
+            target = try openDirectory(AT_FDCWD, cName(destination), shownAs: destination, followingSymlink: true)
+        } catch {
+            close(source)
+            throw error
+        }
+        try mergeContents(of: source, into: target)
         if rmdir(staging) != 0 {
             throw failure("cannot remove the staging folder \(staging)", errno: errno, path: nil)
         }
     }
 
-    private static func mergeContents(of source: Int32, into target: Int32, relativePath: String) throws(ArchiveError) {
+    /// A folder being merged: the names still to move, and its own name in its parent (nil for the top).
+    private struct Level {
+        var names: [CName]
+        var next = 0
+        let name: CName?
+        let path: String
+    }
+
+    /// Merges the two folders, taking ownership of (and closing) both descriptors.
+    ///
+    /// Iterative, with one descriptor per side whatever the depth: it goes down with `openat` and back up with
+    /// `openat("..")` (as ``TreeRemover`` does), so a 7,000-deep chain neither overflows the stack nor runs out
+    /// of descriptors, and no path ever grows past `PATH_MAX`. Only the names of the folders on the way down
+    /// are kept.
+    private static func mergeContents(of source: Int32, into target: Int32) throws(ArchiveError) {
+        var source = source
+        var target = target
+        defer {
+            close(source)
+            close(target)
+        }
         // List first, then move: renaming entries out of a directory while reading it is not portable.
-        for name in try names(in: source, relativePath: relativePath) {
-            let path = join(relativePath, name)
+        var levels = [Level(names: try names(in: source, relativePath: ""), name: nil, path: "")]
+        while let level = levels.last {
+            guard level.next < level.names.count else {
+                levels.removeLast()
+                guard let name = level.name else { return }
+                source = try up(from: source, shownAs: level.path)
+                target = try up(from: target, shownAs: level.path)
+                if unlinkat(source, name, AT_REMOVEDIR) != 0 {
+                    throw failure("cannot remove the staged folder", errno: errno, path: level.path)
+                }
+                continue
+            }
+            let name = level.names[level.next]
+            levels[levels.count - 1].next += 1
+            let path = join(level.path, name)
             guard let staged = try status(source, name, path: path) else {
                 continue
             }
@@ -67,13 +104,18 @@ enum StagingMerge {
             if isDirectory(staged) {
                 if let existing, isDirectory(existing) {
                     let sourceChild = try openDirectory(source, name, shownAs: path)
-                    defer { close(sourceChild) }
-                    let targetChild = try openDirectory(target, name, shownAs: path)
-                    defer { close(targetChild) }
-                    try mergeContents(of: sourceChild, into: targetChild, relativePath: path)
-                    if unlinkat(source, name, AT_REMOVEDIR) != 0 {
-                        throw failure("cannot remove the staged folder", errno: errno, path: path)
+                    let targetChild: Int32
+                    do {
+                        targetChild = try openDirectory(target, name, shownAs: path)
+                    } catch {
+                        close(sourceChild)
+                        throw error
                     }
+                    close(source)
+                    close(target)
+                    source = sourceChild
+                    target = targetChild
+                    levels.append(Level(names: try names(in: source, relativePath: path), name: name, path: path))
                     continue
                 }
                 if existing != nil {
@@ -89,6 +131,16 @@ enum StagingMerge {
                 throw failure("cannot move into place\(hint)", errno: code, path: path)
             }
         }
+    }
+
+    /// Replaces a folder's descriptor with its parent's (`openat("..")`), closing the old one.
+    private static func up(from directory: Int32, shownAs path: String) throws(ArchiveError) -> Int32 {
+        let parent = openat(directory, "..", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard parent >= 0 else {
+            throw failure("cannot go back up from the folder", errno: errno, path: path)
+        }
+        close(directory)
+        return parent
     }
 
     /// Deletes `name` in the directory `parent`, recursively if it is a directory, never following a symlink.

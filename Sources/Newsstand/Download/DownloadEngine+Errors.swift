@@ -30,6 +30,8 @@ extension DownloadEngine {
             return Classified(
                 error: NewsstandError(.httpStatus, "\(target) answered \(status.status) \(text)", httpStatus: status.status),
                 isTransient: status.isTransient, retryAfter: status.retryAfter)
+        case let stalled as StallFailure:
+            return Classified(error: NewsstandError(.network, "\(target): \(stalled.reason)"), isTransient: true)
         case let mismatch as RangeMismatch:
             return Classified(error: NewsstandError(.network, "\(target): \(mismatch.reason)"), isTransient: true)
         case let error as HTTPClientError:
@@ -57,7 +59,8 @@ extension DownloadEngine {
                 return Classified(
                     error: NewsstandError(
                         .network, "\(target): TLS handshake with \(host) timed out", underlying: error),
-                    isTransient: true)
+                    // A port that accepts but never speaks TLS stays silent: retrying only multiplies the wait.
+                    isTransient: false)
             default:
                 return Classified(
                     error: NewsstandError(.network, "\(target): \(DownloadEngine.describe(error))", underlying: error),

@@ -307,8 +307,9 @@ final class DownloadEngine: Sendable {
                         size: size, record: ResumeRecord.load(job.recordPath),
                         bytesFetched: fetched + delegate.receivedBytes)
                 case .rangeNotSatisfiable(let total):
-                    // A server may omit `Content-Range: bytes */N`; the recorded size then decides.
-                    if offset > 0, (total ?? record?.expectedBytes) == offset {
+                    // Complete only if an earlier 200/206 announced exactly the bytes on disk: a `bytes */N`
+                    // naming what we hold after a cut proves nothing, so it never overrides the recorded length.
+                    if offset > 0, let known = record?.expectedBytes, known == offset, (total ?? known) == known {
                         try verify(job, digest: digest)
                         progress(.bytes(received: size, expected: size, bytesPerSecond: throttle.finalRate(total: size)))
                         return Result(size: size, record: record, bytesFetched: fetched + delegate.receivedBytes)
@@ -342,7 +343,8 @@ final class DownloadEngine: Sendable {
                 }
                 let lastError = classified.error.message
                 let reached = drained?.size ?? sink.size
-                let madeProgress = reached > furthest
+                // A stalled attempt is a failed one even if it trickled a few new bytes.
+                let madeProgress = reached > furthest && !(error is StallFailure)
                 furthest = max(furthest, reached)
                 failuresWithoutProgress = madeProgress ? 0 : failuresWithoutProgress + 1
                 if failuresWithoutProgress >= configuration.retry.maxAttemptsWithoutProgress {
@@ -374,10 +376,20 @@ final class DownloadEngine: Sendable {
         -> AttemptOutcome
     {
         let task = try await client(for: route).execute(request: request, delegate: delegate, logger: logger)
-        return try await withTaskCancellationHandler {
-            try await task.futureResult.get()
-        } onCancel: {
-            task.cancel()
+        let watch = configuration.stallLimit.map { limit in
+            StallWatch(limit: limit, received: { delegate.receivedBytes }, stop: { task.cancel() })
+        }
+        defer { watch?.cancel() }
+        do {
+            return try await withTaskCancellationHandler {
+                try await task.futureResult.get()
+            } onCancel: {
+                task.cancel()
+            }
+        } catch {
+            // The request was cancelled by the watch, not by the caller: say why.
+            if let stalled = watch?.failure { throw stalled }
+            throw error
         }
     }
 

@@ -43,7 +43,7 @@ final class FileSink: Sendable {
         self.recordPath = recordPath
         self.hashing = hashing
         self.queue = DispatchQueue(label: "newsstand.file-sink")
-        fd = try POSIX.open(path, O_WRONLY | O_CREAT)
+        fd = try FileSink.openPartial(path)
         var initial = State()
         var hasher: SHA256?
         do {
@@ -169,10 +169,21 @@ final class FileSink: Sendable {
         }
     }
 
+    /// Opens the partial file without following a symbolic link: a `.part` that is a link (planted, or left by
+    /// anything but us) is never written through; it is removed and the download starts from an empty file.
+    private static func openPartial(_ path: String) throws -> Int32 {
+        do {
+            return try POSIX.open(path, O_WRONLY | O_CREAT | O_NOFOLLOW)
+        } catch let error as NewsstandError where error.errno == ELOOP {
+            try POSIX.unlinkIfPresent(path)  // unlink removes the link itself, never its target
+            return try POSIX.open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW)
+        }
+    }
+
     private static func hashExisting(path: String, bytes: Int64) throws -> SHA256 {
         var hasher = SHA256()
         guard bytes > 0 else { return hasher }
-        let fd = try POSIX.open(path, O_RDONLY)
+        let fd = try POSIX.open(path, O_RDONLY | O_NOFOLLOW)
         defer { _ = close(fd) }
         let chunk = 1 << 20
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: chunk, alignment: 16)

@@ -96,6 +96,13 @@ final class ResponseDelegate: HTTPClientResponseDelegate, Sendable {
             if let sent = sentValidator, sent.hasPrefix("\""), let etag = headers.first(name: "etag"), etag != sent {
                 return eventLoop.makeFailedFuture(RangeMismatch(reason: "ETag changed from \(sent) to \(etag)"))
             }
+            if let sent = sentValidator, !sent.hasPrefix("\""), let modified = headers.first(name: "last-modified"),
+                !Self.sameDate(sent, modified)
+            {
+                // A date in If-Range that the server ignored: these bytes are of another version.
+                return eventLoop.makeFailedFuture(
+                    RangeMismatch(reason: "Last-Modified changed from \(sent) to \(modified)"))
+            }
             if let total = range.total, let refusal = spaceRefusal(needing: total - start, reclaiming: 0) {
                 return eventLoop.makeFailedFuture(refusal)
             }
@@ -149,6 +156,12 @@ final class ResponseDelegate: HTTPClientResponseDelegate, Sendable {
         return NewsstandError(
             .insufficientSpace,
             FreeSpace.message("to download \(url.absoluteString)", needing: bytes, figures: figures, path: folder))
+    }
+
+    /// Whether two HTTP dates name the same second (compared as text when either cannot be parsed).
+    private static func sameDate(_ first: String, _ second: String) -> Bool {
+        guard let a = HTTPDate.parse(first), let b = HTTPDate.parse(second) else { return first == second }
+        return a == b
     }
 
     private func record(from headers: HTTPHeaders, expected: Int64?) -> ResumeRecord {

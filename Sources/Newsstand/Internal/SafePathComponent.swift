@@ -50,6 +50,8 @@ struct SafePathComponent: Hashable, Sendable, CustomStringConvertible {
         case 0x00...0x1F, 0x7F...0x9F: return true  // C0/C1 controls, DEL, NUL
         case 0x2F, 0x5C: return true  // "/" and "\" (the latter for archives made on Windows)
         case 0x2028, 0x2029, 0xFEFF: return true  // line/paragraph separators, BOM
+        // Bidirectional embeddings, overrides and isolates: "gpj.exe" shown as "exe.jpg".
+        case 0x202A...0x202E, 0x2066...0x2069: return true
         default: return false
         }
     }

@@ -72,6 +72,27 @@ struct DownloadRunOptions: ParsableArguments {
     @Option(
         name: .long,
         help: ArgumentHelp(
+            "Stop unpacking an archive that expands more than this many times its own size.",
+            discussion: "Applied once the unpacked data passes 64 MiB, so small well-compressed archives pass.",
+            valueName: "ratio"))
+    var maxUnpackRatio: Int64 = UnpackLimits.default.maxExpansionRatio
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Give up on an attempt that receives less than this over --stall-seconds (0: never).",
+            discussion: "As curl's --speed-limit. Bytes, or a number with K, M, G or T.",
+            valueName: "size"))
+    var stallBytes = ByteSize(bytes: StallLimit.default.minimumBytes)
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp("The window --stall-bytes is measured over, in seconds.", valueName: "seconds"))
+    var stallSeconds: Int = Int(StallLimit.default.window.components.seconds)
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
             "Give up on an asset after this many attempts in a row without progress.", valueName: "count"))
     var retries: Int = RetryPolicy().maxAttemptsWithoutProgress
 
@@ -87,13 +108,22 @@ struct DownloadRunOptions: ParsableArguments {
         guard jobs <= 256 else { throw ValidationError("--jobs must be at most 256 (got \(jobs))") }
         guard maxUnpackedBytes.bytes > 0 else { throw ValidationError("--max-unpacked-bytes must be positive") }
         guard maxEntries > 0 else { throw ValidationError("--max-entries must be positive") }
+        guard maxUnpackRatio > 0 else { throw ValidationError("--max-unpack-ratio must be positive") }
         guard retries >= 1 else { throw ValidationError("--retries must be at least 1") }
+        guard stallBytes.bytes >= 0 else { throw ValidationError("--stall-bytes must not be negative") }
+        guard (1...86_400).contains(stallSeconds) else {
+            throw ValidationError("--stall-seconds must be between 1 and 86400 (got \(stallSeconds))")
+        }
     }
 
     var configuration: Library.Configuration {
         var configuration = Library.Configuration()
-        configuration.unpackLimits = UnpackLimits(maxTotalBytes: maxUnpackedBytes.bytes, maxEntries: maxEntries)
+        configuration.unpackLimits = UnpackLimits(
+            maxTotalBytes: maxUnpackedBytes.bytes, maxEntries: maxEntries, maxExpansionRatio: maxUnpackRatio)
         configuration.retry.maxAttemptsWithoutProgress = retries
+        configuration.stallLimit =
+            stallBytes.bytes == 0
+            ? nil : StallLimit(minimumBytes: stallBytes.bytes, window: .seconds(stallSeconds))
         configuration.syncDownloads = !noFsync
         return configuration
     }
