@@ -209,7 +209,7 @@ import Testing
     @Test func anotherProcesssDownloadInFlightIsNeverPruned() async throws {
         try await withTestServer { server in
             try await withTemporaryDirectory { lib in
-                server.serve("/slow.pdf", bytes: patternBytes(count: 400_000))
+                server.serve("/slow.pdf", bytes: patternBytes(count: 4_000_000))  // 80 s: in flight for the whole test, even under load
                 server.setFaults("/slow.pdf", Faults(bytesPerSecond: 50_000))
                 #expect(
                     try run(

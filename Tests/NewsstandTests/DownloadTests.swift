@@ -332,7 +332,8 @@ import Testing
 
     @Test func oneSlowAssetDoesNotHoldTheOthersBack() async throws {
         try await withTestServer { server in
-            server.serve("/slow.bin", bytes: patternBytes(count: 600_000))
+            // 15 s: longer than 49 small files take even on a loaded two-core machine.
+            server.serve("/slow.bin", bytes: patternBytes(count: 1_500_000))
             server.setFaults("/slow.bin", Faults(bytesPerSecond: 100_000))
             var requests = [AssetRequest]()
             requests.append(AssetRequest(url: try #require(URL(string: server.url("/slow.bin")))))
