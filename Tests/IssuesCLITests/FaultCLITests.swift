@@ -26,3 +26,19 @@ import Testing
         }
     }
 }
+
+extension FaultCLITests {
+    /// A removal killed after the catalog let go of the folder leaves it in `.trash`: the next command
+    /// of any kind (here `list`) empties it, not only a later download with work.
+    @Test func anyCommandEmptiesTheTrash() async throws {
+        try await withTemporaryDirectory { lib in
+            _ = try CommandRunner.issues(["add", "Kept", "--date", "2026-11-20"], library: lib)
+            let leftover = lib.path + "/.trash/Gone-1234/deep/er"
+            try FileManager.default.createDirectory(atPath: leftover, withIntermediateDirectories: true)
+            try Data("x".utf8).write(to: URL(fileURLWithPath: leftover + "/file.pdf"))
+            let list = try CommandRunner.issues(["list"], library: lib)
+            #expect(list.status == 0, "\(list.stderr)")
+            #expect(!FileManager.default.fileExists(atPath: lib.path + "/.trash"))
+        }
+    }
+}
