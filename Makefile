@@ -141,7 +141,7 @@ FUZZ_SRC_ContentDisposition := $(N)/Download/FileNaming.swift $(N)/Internal/Safe
                                $(N)/Download/ResumeRecord.swift $(N)/AssetDownload.swift \
                                $(N)/Internal/AtomicFile.swift $(N)/Internal/POSIX.swift $(N)/NewsstandError.swift
 FUZZ_SRC_ArchivePath        := $(N)/Archive/EntryPathPolicy.swift
-FUZZ_SRC_FeedParser         := $(wildcard $(N)/Feeds/*.swift) $(N)/Catalog/JSON.swift $(N)/AssetRequest.swift \
+FUZZ_SRC_FeedParser         := $(wildcard $(N)/Feeds/*.swift) $(N)/Catalog/JSON.swift $(N)/AssetRequest.swift $(N)/RequestHeaders.swift \
                                $(N)/AssetDownload.swift $(N)/NewsstandError.swift $(N)/IssueDate.swift \
                                $(N)/Download/HTTPDate.swift $(N)/Internal/POSIX.swift
 

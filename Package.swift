@@ -90,6 +90,11 @@ let package = Package(
             // Read from the source tree by path (a copied library must keep its exact bytes).
             exclude: ["Fixtures"]
         ),
+        // The test support's own checks: the test server keeps the promises the other tests rely on.
+        .testTarget(
+            name: "NewsstandTestSupportTests",
+            dependencies: ["NewsstandTestSupport"]
+        ),
         .testTarget(
             name: "IssuesCLITests",
             dependencies: ["issues", "Newsstand", "NewsstandTestSupport"]

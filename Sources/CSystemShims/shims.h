@@ -9,6 +9,9 @@
 // For `struct stat`: Swift attributes it to a C module whose headers include <sys/stat.h>, and
 // MemberImportVisibility then asks each file using its members for that module. Without this line
 // that was only CLibArchive (through <archive.h>), so file-system code imported libarchive for it.
+// The first of the two modules a compile job loads owns the declaration, so every file that imports
+// CLibArchive imports CSystemShims on the line before it; otherwise the owner would depend on how
+// the build happens to batch files together.
 #include <sys/stat.h>
 
 /// Starts writeback of a byte range without waiting for it (sync_file_range(2) with

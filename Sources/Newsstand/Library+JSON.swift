@@ -154,7 +154,8 @@ extension Library {
 
 extension Library {
     /// The `subscriptions --json` array: each subscription's name, URL, format, policies, counts and last
-    /// check. The items seen are not listed (a feed may have thousands).
+    /// check. The items seen are not listed (a feed may have thousands). `issues` is the count of issues
+    /// still held (null unless counted), `issuesAdded` all it ever added.
     public nonisolated func json(for subscriptions: [Subscription]) -> String {
         var writer = JSONWriter(capacity: 256 * max(1, subscriptions.count))
         writer.array(subscriptions) { writer, subscription in
@@ -168,6 +169,8 @@ extension Library {
             writer.key("id")
             writer.string(subscription.id)
             writer.key("issues")
+            writer.optionalInteger(subscription.issuesHeld.map(Int64.init))
+            writer.key("issuesAdded")
             writer.integer(Int64(subscription.issueNames.count))
             writer.key("itemsSeen")
             writer.integer(Int64(subscription.itemsSeen))

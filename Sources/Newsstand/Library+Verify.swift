@@ -32,6 +32,10 @@ public struct VerifyReport: Sendable {
             /// A folder or file in the library that no issue owns: listed; deleted only with
             /// `removeOrphans`.
             case orphan
+            /// A subscription's record cannot be read: listed, never rewritten (it holds the items seen).
+            /// `sync` reports it as a failed subscription and refreshes the others; `subscriptions` stops
+            /// with an error naming it until it is fixed or removed.
+            case damagedSubscription
         }
 
         public let kind: Kind
@@ -159,6 +163,7 @@ final class CatalogVerifier {
         try checkTemporaries(digits: digits)
         try checkContent(of: issues, selected: selected)
         try checkLeftovers(issues: issues)
+        checkSubscriptions()
         return report
     }
 

@@ -5,7 +5,7 @@ import Testing
 @testable import issues
 
 /// `--max-unpacked-bytes` takes sizes with units; anything else is a usage error (exit 64).
-@Suite struct ByteSizeTests {
+@Suite(.timeLimit(.minutes(5))) struct ByteSizeTests {
     @Test(arguments: [
         ("1048576", Int64(1_048_576)), ("2K", 2048), ("500M", 500 << 20), ("16G", 16 << 30), ("1T", 1 << 40),
         ("16GiB", 16 << 30), ("10MB", 10_000_000), ("3kb", 3000), ("1.5K", 1536), ("512B", 512),

@@ -4,7 +4,7 @@ import Testing
 
 /// Issue names complete: the generated scripts ask `issues ---completion …`, which reads the index of the
 /// library named on the line being completed.
-@Suite struct CompletionCLITests {
+@Suite(.timeLimit(.minutes(5))) struct CompletionCLITests {
     @Test func issueNamesCompleteFromTheLibraryOnTheLine() async throws {
         try await withTemporaryDirectory { lib in
             for name in ["Weekly One", "Weekly Two", "Daily"] {

@@ -8,7 +8,7 @@ import Testing
 
 /// `issues download` / `resume` as real processes against the NIO test server: kill -9, Ctrl-C,
 /// a full disk, archives good and hostile.
-@Suite struct DownloadCLITests {
+@Suite(.timeLimit(.minutes(5))) struct DownloadCLITests {
     func run(_ args: [String], _ library: URL) throws -> CommandResult {
         try CommandRunner.issues(args, library: library)
     }
@@ -336,7 +336,7 @@ import Testing
 }
 
 /// On a terminal, `download` draws live progress bars (bytes, rate, ETA) on stderr.
-@Suite struct ProgressBarTests {
+@Suite(.timeLimit(.minutes(5))) struct ProgressBarTests {
     @Test func terminalGetsLiveBars() async throws {
         let script = "/usr/bin/script"
         try #require(

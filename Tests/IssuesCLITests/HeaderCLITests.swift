@@ -3,7 +3,7 @@ import NewsstandTestSupport
 import Testing
 
 /// `add-asset --header`, `import` with headers, and every place that must not print them in full.
-@Suite struct HeaderCLITests {
+@Suite(.timeLimit(.minutes(5))) struct HeaderCLITests {
     static let secret = "t0p-s3cret-t0ken"
 
     func run(_ args: [String], _ library: URL, stdin: String? = nil) throws -> CommandResult {

@@ -6,7 +6,7 @@ import Testing
 /// runs, `man -l` renders the page with the exit statuses and environment variables, and each shell's
 /// completion is where that shell looks. The Swift half of `make install` cannot run here: `swift test`
 /// holds the build folder's lock, so `make test` generates the man page before the tests start.
-@Suite struct InstallTests {
+@Suite(.timeLimit(.minutes(5))) struct InstallTests {
     @Test func installStagesBinaryManPageAndCompletions() async throws {
         let root = CommandRunner.packageRoot
         let manPage = root.appendingPathComponent(".build/plugins/GenerateManual/outputs/issues/issues.1").path

@@ -3,7 +3,7 @@ import NewsstandTestSupport
 import Testing
 
 /// `issues open` with a fake `xdg-open` on PATH that is as chatty as the real one on a headless machine.
-@Suite struct OpenCLITests {
+@Suite(.timeLimit(.minutes(5))) struct OpenCLITests {
     /// Writes an executable `xdg-open` into `folder` that records its argument, prints `noise` lines on
     /// both streams, ends with `last` on stderr, and exits with `status`.
     func fakeOpener(in folder: URL, status: Int, last: String) throws {

@@ -5,7 +5,7 @@ import Testing
 /// `download` progress on real pseudo-terminals of several sizes (and on a pipe), replayed on a screen
 /// model (`Fixtures/pty_screen.py`) to check what the user is left looking at: no wrapped line, no
 /// stale bar, a summary that starts in the first column and counts the bytes fetched.
-@Suite struct ProgressTerminalTests {
+@Suite(.timeLimit(.minutes(5))) struct ProgressTerminalTests {
     /// What `pty_screen.py` reports about one run.
     struct ScreenRun: Decodable {
         var status: Int

@@ -5,7 +5,7 @@ import Testing
 /// `issues download` through a real forward proxy (``TestForwardProxy``) that, like squid, allows
 /// CONNECT to port 443 only. Assets name `issues-proxy-test.invalid`, which does not resolve, and the
 /// proxy sends every connection to the test server: a download that works went through the proxy.
-@Suite struct ProxyCLITests {
+@Suite(.timeLimit(.minutes(5))) struct ProxyCLITests {
     static let host = "issues-proxy-test.invalid"
 
     func add(_ url: String, to library: URL, name: String = "Proxied") throws {

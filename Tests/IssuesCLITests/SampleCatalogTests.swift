@@ -9,7 +9,7 @@ import Testing
 
 /// The samples: the publisher's catalog matches what a server serves, `Samples/demo.sh` runs end to
 /// end against the built binaries, and `sample-reader` rejects bad arguments as documented.
-@Suite(.serialized) struct SampleCatalogTests {
+@Suite(.serialized, .timeLimit(.minutes(5))) struct SampleCatalogTests {
     static let samples = CommandRunner.packageRoot.appendingPathComponent("Samples")
 
     /// python3 from PATH; the samples need it, so its absence is a failure, never a skip.

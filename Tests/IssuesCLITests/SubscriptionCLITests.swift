@@ -8,7 +8,7 @@ import Testing
 
 /// `subscribe`, `sync` and friends as real processes against the NIO test server serving feeds that
 /// change between rounds, move, vanish, turn hostile, and sign their enclosure links.
-@Suite struct SubscriptionCLITests {
+@Suite(.timeLimit(.minutes(5))) struct SubscriptionCLITests {
     struct Episode {
         var guid: String?
         var title: String
@@ -217,6 +217,22 @@ import Testing
                 let bad = try run(["subscribe", server.url("/nofeed.html")], lib)
                 #expect(bad.status == 1)
                 #expect(bad.stderr.hasPrefix("error: ") && bad.stderr.contains("HTML page"), "\(bad.stderr)")
+
+                // A feed URL that turns into a page: each sync reads the feed it links, even while the page
+                // itself does not change (its validators say nothing about the feed).
+                server.serve("/audio/ep2.mp3", bytes: patternBytes(count: 200))
+                server.serve("/feed2.xml", bytes: Self.rss(episodes(server, 1)))
+                server.serve(
+                    "/feed.xml",
+                    bytes: Array(
+                        "<html><head><link rel=\"alternate\" type=\"application/rss+xml\" href=\"/feed2.xml\"></head></html>".utf8),
+                    contentType: "text/html")
+                let first = try run(["sync", "--no-download"], lib)
+                #expect(first.status == 0 && first.stdout.contains("is an HTML page"), "\(first.stdout) \(first.stderr)")
+                server.serve("/feed2.xml", bytes: Self.rss(episodes(server, 2)))
+                let second = try run(["sync", "--no-download"], lib)
+                #expect(second.stdout.contains("1 new issue"), "\(second.stdout)")
+                #expect(try issueNames(lib).contains("Episode 2"))
             }
         }
     }
@@ -450,6 +466,53 @@ import Testing
                 server.serve("/feed.xml", bytes: Self.rss(episodes(server, 5), extra: "<description>v3</description>"))
                 #expect(try run(["sync"], lib).status == 0)
                 #expect(try issueNames(lib) == ["Episode 2", "Episode 4", "Episode 5"])
+                let subscription = try #require((try json(["subscriptions"], lib) as? [[String: Any]])?.first)
+                #expect(subscription["issues"] as? Int == 3)
+                #expect(subscription["issuesAdded"] as? Int == 5)
+                #expect(subscription["itemsSeen"] as? Int == 5)
+            }
+        }
+    }
+
+    @Test func aDamagedSubscriptionRecordFailsAloneAndVerifyNamesIt() async throws {
+        try await withTestServer { server in
+            server.serve("/a.xml", bytes: Self.rss([], title: "Feed A"))
+            server.serve("/b.xml", bytes: Self.rss([], title: "Feed B"))
+            try await withTemporaryDirectory { lib in
+                #expect(try run(["subscribe", server.url("/a.xml")], lib).status == 0)
+                #expect(try run(["subscribe", server.url("/b.xml")], lib).status == 0)
+                let folder = lib.appendingPathComponent(".catalog/subscriptions")
+                let records = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasSuffix(".json") }
+                let damaged = try #require(records.first)
+                try Data("{\"id\": tru".utf8).write(to: folder.appendingPathComponent(damaged))
+                try Data("{}".utf8).write(to: lib.appendingPathComponent(".sync/0000000000000000.json"))
+                let sync = try run(["sync"], lib)
+                #expect(sync.status == 1)
+                #expect(sync.stderr.contains("not a valid subscription record"), "\(sync.stderr)")
+                #expect(sync.stdout.contains(": unchanged"), "the other subscription is still synced: \(sync.stdout)")
+                let verify = try run(["verify", "--repair"], lib)
+                #expect(verify.status == 1, "a damaged record is not repaired: \(verify.stdout)")
+                #expect(verify.stdout.contains(damaged), "\(verify.stdout)")
+                #expect(!FileManager.default.fileExists(atPath: lib.appendingPathComponent(".sync/0000000000000000.json").path))
+                // The damaged record itself is never rewritten.
+                #expect(try Data(contentsOf: folder.appendingPathComponent(damaged)) == Data("{\"id\": tru".utf8))
+            }
+        }
+    }
+
+    @Test func aBriefOutageIsRetriedAndALongOneFailsTheSubscriptionOnly() async throws {
+        try await withTestServer { server in
+            server.serve("/feed.xml", bytes: Self.rss([], title: "Flaky"))
+            try await withTemporaryDirectory { lib in
+                server.setFaults("/feed.xml", Faults(unavailableResponses: 2, retryAfter: "0"))
+                let r = try run(["subscribe", server.url("/feed.xml")], lib)
+                #expect(r.status == 0, "two 503s then the feed: \(r.stderr)")
+                #expect(server.requestCount("/feed.xml") == 3)
+                server.setFaults("/feed.xml", Faults(status: 500))
+                let sync = try run(["sync"], lib)
+                #expect(sync.status == 1)
+                #expect(sync.stderr.contains("error: \"Flaky\"") && sync.stderr.contains("500"), "\(sync.stderr)")
+                #expect(server.requestCount("/feed.xml") == 6, "three attempts, then give up")
             }
         }
     }

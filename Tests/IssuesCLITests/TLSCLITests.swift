@@ -4,7 +4,7 @@ import Testing
 
 /// `issues download` against a real HTTPS server whose certificate a CA made in the test signed:
 /// `--cacert`, `SSL_CERT_FILE` and `SSL_CERT_DIR` add that CA; without it the download fails at once.
-@Suite struct TLSCLITests {
+@Suite(.timeLimit(.minutes(5))) struct TLSCLITests {
     /// A CA, an HTTPS server presenting its certificate, and a library with one asset on that server.
     struct Setup {
         var ca: TestCertificateAuthority

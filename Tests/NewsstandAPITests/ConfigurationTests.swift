@@ -6,7 +6,7 @@ import NewsstandTestSupport
 import Testing
 
 /// Timeouts are used to the millisecond; an injected client's own settings replace the library's.
-@Suite struct ConfigurationTests {
+@Suite(.timeLimit(.minutes(5))) struct ConfigurationTests {
     /// A body that drips one byte every half second: a read timeout under that fires between bytes.
     static func drip(_ server: TestHTTPServer) {
         server.serve("/drip.bin", bytes: patternBytes(count: 3))

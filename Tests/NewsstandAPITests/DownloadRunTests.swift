@@ -5,7 +5,7 @@ import NewsstandTestSupport
 import Testing
 
 /// One shape for downloads: a run that lasts while its body reads the events.
-@Suite struct DownloadRunTests {
+@Suite(.timeLimit(.minutes(5))) struct DownloadRunTests {
     @Test func breakingOutStopsTheRunAndAResumeRightAfterContinuesIt() async throws {
         try await withTestServer { server in
             let body = patternBytes(count: 2_000_000)

@@ -2,7 +2,7 @@ import Foundation
 import Newsstand
 import Testing
 
-@Suite struct IssueDateTests {
+@Suite(.timeLimit(.minutes(5))) struct IssueDateTests {
     @Test func fromADateInUTCByDefault() throws {
         // 2026-11-20 23:30 in New York is 2026-11-21 04:30 UTC.
         let instant = Date(timeIntervalSince1970: 1_795_235_400)

@@ -6,7 +6,7 @@ import NewsstandTestSupport
 import Testing
 
 /// `withLibrary` always shuts down; a library dropped without `shutdown()` never traps.
-@Suite struct LibraryLifetimeTests {
+@Suite(.timeLimit(.minutes(5))) struct LibraryLifetimeTests {
     struct Boom: Error {}
 
     @Test func withLibraryShutsDownAfterReturning() async throws {

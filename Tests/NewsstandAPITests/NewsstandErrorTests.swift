@@ -3,7 +3,7 @@ import Newsstand
 import NewsstandTestSupport
 import Testing
 
-@Suite struct NewsstandErrorTests {
+@Suite(.timeLimit(.minutes(5))) struct NewsstandErrorTests {
     @Test func localizedDescriptionIsTheOneLineMessage() {
         let error: any Error = NewsstandError(.issueNotFound, "no issue named \"X\" in /lib")
         #expect(error.localizedDescription == "no issue named \"X\" in /lib")

@@ -3,7 +3,7 @@ import NewsstandTestSupport
 import Testing
 
 /// The README's API example is `Samples/API/main.swift`, which is built as `api-sample` and run here.
-@Suite struct ReadmeSampleTests {
+@Suite(.timeLimit(.minutes(5))) struct ReadmeSampleTests {
     static let root = CommandRunner.packageRoot
 
     /// The `api-sample` executable built next to the test bundle.

@@ -4,7 +4,7 @@ import NewsstandTestSupport
 import Testing
 
 /// Per-asset request headers: sent where they belong, stored, never shown in full.
-@Suite struct RequestHeaderTests {
+@Suite(.timeLimit(.minutes(5))) struct RequestHeaderTests {
     static let token = "Bearer s3cr3t-t0ken-value"
     static let headers = ["Authorization": token, "Cookie": "session=abc123", "X-Edition": "morning"]
 

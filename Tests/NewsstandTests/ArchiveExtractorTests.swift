@@ -450,7 +450,7 @@ struct HostileCase: Sendable, CustomTestStringConvertible {
 
 // MARK: - Tests
 
-@Suite("ArchiveExtractor")
+@Suite("ArchiveExtractor", .timeLimit(.minutes(5)))
 struct ArchiveExtractorTests {
     static let confinements: [ArchiveExtractor.Confinement] = [.threadWorkingDirectory, .absolutePathPrefix]
 

@@ -9,7 +9,7 @@ import Testing
 #endif
 
 /// The catalog's records, index, saved downloads and folder claims, through the library and directly.
-@Suite struct CatalogTests {
+@Suite(.timeLimit(.minutes(5))) struct CatalogTests {
     let date = IssueDate("2026-11-20")!
 
     func catalog(_ root: URL, slack: Int = 8 << 20) throws -> Catalog {

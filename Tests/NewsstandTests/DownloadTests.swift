@@ -6,7 +6,7 @@ import Testing
 @testable import Newsstand
 
 /// The downloader against a real HTTP server on 127.0.0.1 with injected faults.
-@Suite struct DownloadTests {
+@Suite(.timeLimit(.minutes(5))) struct DownloadTests {
     static let date = IssueDate(year: 2026, month: 11, day: 20)!
 
     /// A library with fast retries, so fault tests do not wait on production backoff.
@@ -532,7 +532,7 @@ final class Flag: Sendable {
     }
 }
 
-@Suite struct SweepTests {
+@Suite(.timeLimit(.minutes(5))) struct SweepTests {
     @Test func leftoversOfCompleteOrUnknownAssetsAreSwept() async throws {
         try await withTestServer { server in
             server.serve("/a.bin", bytes: patternBytes(count: 1000))

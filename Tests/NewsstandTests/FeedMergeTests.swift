@@ -5,7 +5,7 @@ import Testing
 
 /// The identity rules of subscriptions, on feed documents built by hand: what the SPEC promises about
 /// duplicates, renamed ids, rotated queries, and items that must never be merged.
-@Suite struct FeedMergeTests {
+@Suite(.timeLimit(.minutes(5))) struct FeedMergeTests {
     static let today = IssueDate(year: 2026, month: 11, day: 23).unsafelyUnwrapped
 
     static func date(_ text: String) -> Date {

@@ -7,7 +7,7 @@ import Testing
 /// ``FeedParserTests/defaultURL``, or the `"url"` its expected file names; through `NAME.map.json` when
 /// there is one) and the result compared exactly with `NAME.expected.json`. `FEED_GOLDEN_WRITE=1`
 /// rewrites the expected files from what the parser returns: review every change by hand.
-@Suite struct FeedParserTests {
+@Suite(.timeLimit(.minutes(5))) struct FeedParserTests {
     static let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
         .appendingPathComponent("Fixtures/feeds")
     static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent()

@@ -7,7 +7,7 @@ import Testing
 
 /// The file-system primitives under `Internal/`: the one errno-to-error path, the file lock, the tree
 /// remover, and the blocking pool they run on.
-@Suite struct FileSystemTests {
+@Suite(.timeLimit(.minutes(5))) struct FileSystemTests {
     @Test func failedCallKeepsErrnoAndNamesThePath() async throws {
         try await withTemporaryDirectory { folder in
             let missing = folder.path + "/missing/file"

@@ -10,7 +10,7 @@ import Testing
 
 /// A small tmpfs mounted for the test (this needs root, as the test machines run): downloads and
 /// unpacks that cannot fit fail before writing, with a message naming the size and the free space.
-@Suite(.serialized) struct FreeSpaceTests {
+@Suite(.serialized, .timeLimit(.minutes(5))) struct FreeSpaceTests {
     /// Whether a tmpfs can be mounted here (root with CAP_SYS_ADMIN); probed once.
     static let canMount: Bool = {
         guard geteuid() == 0, let probe = try? makeTemporaryDirectory() else { return false }

@@ -4,7 +4,7 @@ import Testing
 
 /// Inputs the libFuzzer targets in Fuzz/ found (each is also in that target's seed corpus), kept here so
 /// that `make test` guards the fixes without a fuzzing toolchain.
-@Suite struct FuzzFindingsTests {
+@Suite(.timeLimit(.minutes(5))) struct FuzzFindingsTests {
     @Test(arguments: [
         "bytes 0-5/5", "bytes 0-0/0", "bytes 0-0/-2", "bytes -5-10/20", "bytes +1-+2/+3", "bytes */*", "bytes 1-/2",
         "bytes 0-9223372036854775808/9223372036854775809",

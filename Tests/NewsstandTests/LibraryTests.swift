@@ -4,7 +4,7 @@ import Testing
 
 @testable import Newsstand
 
-@Suite struct LibraryTests {
+@Suite(.timeLimit(.minutes(5))) struct LibraryTests {
     let date = IssueDate("2026-11-20")!
 
     @Test func addListShowRemove() async throws {

@@ -3,7 +3,7 @@ import Testing
 
 @testable import Newsstand
 
-@Suite struct IssueDateTests {
+@Suite(.timeLimit(.minutes(5))) struct IssueDateTests {
     @Test(arguments: ["2026-11-20", "2024-02-29", "0001-01-01", "9999-12-31"])
     func validDates(_ text: String) throws {
         let date = try #require(IssueDate(text))
@@ -25,7 +25,7 @@ import Testing
     }
 }
 
-@Suite struct IssueStatusTests {
+@Suite(.timeLimit(.minutes(5))) struct IssueStatusTests {
     func asset(_ state: AssetDownload.State, archive: Bool? = nil, id: String = UUID().uuidString) -> AssetDownload {
         var asset = AssetDownload(id: id, url: URL(fileURLWithPath: "/x"))
         asset.state = state
@@ -47,7 +47,7 @@ import Testing
 
 
 /// The one HTTP-date reader, shared by `Retry-After` and the test server.
-@Suite struct HTTPDateTests {
+@Suite(.timeLimit(.minutes(5))) struct HTTPDateTests {
     @Test(arguments: [Int64(0), 784_111_777, 1_700_000_000, 253_402_300_799, -86_400])
     func formatAndParseRoundTrip(_ seconds: Int64) {
         #expect(HTTPDate.parse(HTTPDate.format(seconds)) == seconds)

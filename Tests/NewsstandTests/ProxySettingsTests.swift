@@ -8,7 +8,7 @@ import Testing
 @testable import Newsstand
 
 /// Proxy variables as curl reads them, the route each URL takes, and how proxy and TLS failures read.
-@Suite struct ProxySettingsTests {
+@Suite(.timeLimit(.minutes(5))) struct ProxySettingsTests {
     func proxy(_ environment: [String: String], for url: String) throws -> ProxySettings.Proxy? {
         let choice = ProxySettings.fromEnvironment(environment).proxy(for: try #require(URL(string: url)))
         return try choice?.get()

@@ -7,7 +7,7 @@ import Testing
 /// `prune` over many random libraries (seeded): issues with dates, sizes, pins, publications and
 /// downloads in flight, content on disk written directly. Each library is pruned once as a dry run and
 /// once for real, and the promises of the SPEC are checked on what happened on disk.
-@Suite struct PruneTests {
+@Suite(.timeLimit(.minutes(5))) struct PruneTests {
     /// SplitMix64: a seeded generator, so a failing library can be rebuilt from its seed.
     struct SeededGenerator: RandomNumberGenerator {
         var state: UInt64

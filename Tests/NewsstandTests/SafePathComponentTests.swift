@@ -2,7 +2,7 @@ import Testing
 
 @testable import Newsstand
 
-@Suite struct SafePathComponentTests {
+@Suite(.timeLimit(.minutes(5))) struct SafePathComponentTests {
     static let hostile: [String] = [
         "../../etc", "..", ".", "/", "//", "/etc/passwd", "a/b", "a\\b", "\0", "\u{1}x", "line\nbreak", "\u{7F}",
         ".hidden", "...", " . ", String(repeating: "é", count: 300), String(repeating: "x", count: 300), "",
@@ -41,7 +41,7 @@ import Testing
     }
 }
 
-@Suite struct FileNamingTests {
+@Suite(.timeLimit(.minutes(5))) struct FileNamingTests {
     @Test(arguments: [
         String(repeating: "n", count: 120), String(repeating: "é", count: 60) + ".pdf",
         "x." + String(repeating: "e", count: 117), "a.pdf",

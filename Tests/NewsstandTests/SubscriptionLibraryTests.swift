@@ -7,7 +7,7 @@ import Testing
 /// Subscriptions through the `Library` API, as an app would use them: what the CLI does, plus the
 /// scoped `sync` (leaving its closure early cancels what is left) and a crash between the catalog's
 /// write and the subscription's (the next refresh adopts the issue instead of adding it twice).
-@Suite struct SubscriptionLibraryTests {
+@Suite(.timeLimit(.minutes(5))) struct SubscriptionLibraryTests {
     static func jsonFeed(_ count: Int, server: TestHTTPServer, title: String = "Notes") -> [UInt8] {
         let items = (1...max(1, count)).prefix(count).map { n in
             """

@@ -7,7 +7,7 @@ import Testing
 /// `verify` and `verify --repair` on each kind of damage, on libraries filled by real downloads from a
 /// local server: the damage is reported (not clean), the repair fixes it (or, for orphans, lists it),
 /// and a download afterwards brings the content back.
-@Suite struct VerifyRepairTests {
+@Suite(.timeLimit(.minutes(5))) struct VerifyRepairTests {
     static let date = IssueDate(year: 2026, month: 11, day: 20)!
     static let pages: [FixtureEntry] = [
         .directory("pages"), .file("pages/1.txt", Array("one\n".utf8)), .file("pages/2.txt", Array("second\n".utf8)),
@@ -179,6 +179,19 @@ import Testing
             #expect(repaired.isClean)
             #expect(try await library.verify(issues: nil, options: VerifyOptions()).problems.isEmpty)
             #expect(try await library.summaries().map(\.name) == ["The Daily 2026-11-20"])
+        }
+    }
+
+    @Test func aDamagedContentRecordIsReportedAndDeleted() async throws {
+        try await withDownloadedLibrary { library, lib, issue in
+            let records = try FileManager.default.contentsOfDirectory(atPath: library.layout.contentRecords)
+            let path = library.layout.contentRecords + "/" + (try #require(records.first))
+            try Data("{\"asset\": ".utf8).write(to: URL(fileURLWithPath: path))
+            let found = try await library.verify(issues: nil, options: VerifyOptions())
+            #expect(kinds(found) == [.staleFile] && found.problems.first?.path == path, "\(found.problems)")
+            #expect(try await library.verify(issues: nil, options: VerifyOptions(repair: true)).isClean)
+            #expect(!FileManager.default.fileExists(atPath: path))
+            #expect(try await library.verify(issues: nil, options: VerifyOptions()).problems.isEmpty)
         }
     }
 

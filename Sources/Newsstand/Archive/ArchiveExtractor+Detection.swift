@@ -1,3 +1,4 @@
+internal import CSystemShims  // before CLibArchive: `struct stat` must belong to the shims (see shims.h)
 internal import CLibArchive
 
 extension ArchiveExtractor {

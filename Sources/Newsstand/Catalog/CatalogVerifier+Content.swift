@@ -45,7 +45,15 @@ extension CatalogVerifier {
         var everyPlacementKnown = true
         for asset in issue.assets {
             if let name = asset.fileName { owned.insert(name) }
-            let record = try ContentRecord.read(assetID: asset.id, layout: layout)
+            let record: ContentRecord?
+            do {
+                record = try ContentRecord.read(assetID: asset.id, layout: layout)
+            } catch let error as NewsstandError {
+                // Only verify reads it, and only sizes are lost with it: reported, and deleted by a repair.
+                let path = layout.contentRecord(asset.id)
+                note(.staleFile, path, error.message) { try POSIX.unlinkIfPresent(path) }
+                record = nil
+            }
             if let record {
                 for entry in record.entries { owned.insert(entry.path) }
             } else if asset.state == .unpacked {

@@ -261,15 +261,35 @@ extension AssetDownload {
         writer.string(url.absoluteString)
         if !userInfo.isEmpty {
             writer.key("userInfo")
-            writer.raw("{")
-            for (index, key) in userInfo.keys.sorted().enumerated() {
-                if index > 0 { writer.raw(",") }
-                writer.string(key)
-                writer.raw(":")
-                writer.string(userInfo[key] ?? "")
-            }
-            writer.raw("}")
+            writer.stringObject(userInfo)
         }
         writer.raw("}")
+    }
+}
+
+extension Dictionary where Key == String, Value == JSONValue {
+    /// An asset's `"headers"` object, checked as an added asset's are (a damaged or hand-edited record
+    /// cannot smuggle a line break into a request). Errors name the header, never its value.
+    func requestHeaders(at path: String) throws -> [String: String] {
+        switch self["headers"] {
+        case nil, .null?: return [:]
+        case .object(let object)?:
+            var headers: [String: String] = [:]
+            var seen = Set<String>()
+            for (name, value) in object {
+                guard case .string(let text) = value else {
+                    throw CatalogShapeError("\(path).headers.\(name) is not a string")
+                }
+                if let problem = RequestHeaders.problem(name: name, value: text) {
+                    throw CatalogShapeError("\(path).headers: \(name.debugDescription) \(problem)")
+                }
+                if !seen.insert(name.lowercased()).inserted {
+                    throw CatalogShapeError("\(path).headers lists \(name.debugDescription) twice")
+                }
+                headers[name] = text
+            }
+            return headers
+        default: throw CatalogShapeError("\(path).headers is not an object")
+        }
     }
 }

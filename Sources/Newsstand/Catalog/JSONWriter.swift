@@ -70,3 +70,17 @@ struct JSONWriter {
         raw("\":")
     }
 }
+
+extension JSONWriter {
+    /// `{"name":"value",…}` with the names sorted, so that a record's bytes do not depend on hashing.
+    mutating func stringObject(_ object: [String: String]) {
+        raw("{")
+        for (index, key) in object.keys.sorted().enumerated() {
+            if index > 0 { raw(",") }
+            string(key)
+            raw(":")
+            string(object[key] ?? "")
+        }
+        raw("}")
+    }
+}

@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import Foundation
+import Logging
 import NIOCore
 import NIOHTTP1
 import Synchronization
@@ -41,6 +42,25 @@ extension DownloadEngine {
     ///   `.network`, `.tooManyRedirects`, `.unsafeFeed`.
     func fetchDocument(
         _ url: URL, validators: DocumentValidators, maxBytes: Int, headers extra: [(String, String)] = []
+    ) async throws -> FetchedDocument {
+        // A feed is small and fetched again on the next sync: a few quick retries of what may pass (a
+        // dropped connection, 408, 429, 5xx), not the patient budget of an asset download.
+        var attempt = 1
+        while true {
+            do {
+                return try await fetchDocumentOnce(url, validators: validators, maxBytes: maxBytes, headers: extra)
+            } catch let error as TransientDocumentFailure {
+                guard attempt < 3 else { throw error.error }
+                let delay = min(error.retryAfter ?? .milliseconds(500 * attempt), .seconds(10))
+                logger.debug("retrying \(url.absoluteString) in \(delay): \(error.error.message)")
+                try await Task.sleep(for: delay)
+                attempt += 1
+            }
+        }
+    }
+
+    private func fetchDocumentOnce(
+        _ url: URL, validators: DocumentValidators, maxBytes: Int, headers extra: [(String, String)]
     ) async throws -> FetchedDocument {
         var headers = HTTPHeaders()
         headers.add(name: "User-Agent", value: "issues/\(NewsstandInfo.version)")
@@ -94,11 +114,18 @@ extension DownloadEngine {
                         lastModified: lastModified, contentType: contentType)
                 default:
                     let text = HTTPResponseStatus(statusCode: status).reasonPhrase
-                    throw NewsstandError(
+                    let error = NewsstandError(
                         .httpStatus, "\(hop.url.absoluteString) answered \(status) \(text)", httpStatus: status)
+                    if status == 408 || status == 429 || (500...599).contains(status) {
+                        throw TransientDocumentFailure(
+                            error: error, retryAfter: answer.headers.first(name: "retry-after").flatMap { RetryAfter.parse($0) })
+                    }
+                    throw error
                 }
             }
         } catch let error as NewsstandError {
+            throw error
+        } catch let error as TransientDocumentFailure {
             throw error
         } catch is CancellationError {
             throw CancellationError()
@@ -106,9 +133,17 @@ extension DownloadEngine {
             throw NewsstandError(
                 .unsafeFeed, "\(hop.url.absoluteString) sent more than \(tooLarge.limit) bytes; refused")
         } catch {
-            throw DownloadEngine.classify(error, url: url, hop: hop).error
+            let classified = DownloadEngine.classify(error, url: url, hop: hop)
+            if classified.isTransient { throw TransientDocumentFailure(error: classified.error, retryAfter: nil) }
+            throw classified.error
         }
     }
+}
+
+/// A failure worth one more try soon.
+struct TransientDocumentFailure: Error {
+    var error: NewsstandError
+    var retryAfter: Duration?
 }
 
 struct DocumentTooLarge: Error {
@@ -139,6 +174,8 @@ final class DocumentDelegate: HTTPClientResponseDelegate, Sendable {
         state.withLock {
             $0.status = Int(head.status.code)
             $0.headers = head.headers
+            // One allocation of the announced size, not a doubling series (an 8 MB feed would peak at 16).
+            if let declared, (200...299).contains($0.status) { $0.body.reserveCapacity(declared) }
         }
         return task.eventLoop.makeSucceededVoidFuture()
     }

@@ -41,21 +41,8 @@ enum FreeSpace {
 
     /// The message of a shortfall: the size needed and the free space, both in bytes and in units.
     static func message(_ what: String, needing bytes: Int64, figures: Figures, path: String) -> String {
-        "not enough free space \(what): it needs \(format(bytes)) (\(bytes) bytes) but the file system of \(path) "
-            + "has \(format(figures.available)) free, of which \(format(figures.margin)) is kept in reserve"
+        "not enough free space \(what): it needs \(ByteFormat.binary(bytes)) (\(bytes) bytes) but the file system of \(path) "
+            + "has \(ByteFormat.binary(figures.available)) free, of which \(ByteFormat.binary(figures.margin)) is kept in reserve"
     }
 
-    /// Binary units with one decimal (`12.3 MiB`, `512 B`).
-    static func format(_ value: Int64) -> String {
-        guard value >= 1024 else { return "\(max(value, 0)) B" }
-        let units = ["KiB", "MiB", "GiB", "TiB", "PiB", "EiB"]
-        var unit = 0
-        var scaled = Double(value) / 1024
-        while scaled >= 1024, unit < units.count - 1 {
-            scaled /= 1024
-            unit += 1
-        }
-        let tenths = Int((scaled * 10).rounded())
-        return "\(tenths / 10).\(tenths % 10) \(units[unit])"
-    }
 }

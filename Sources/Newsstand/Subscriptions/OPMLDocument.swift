@@ -1,7 +1,7 @@
 import Foundation
 
 /// OPML, the file feed readers exchange subscriptions in: `<outline type="rss" text="…" xmlUrl="…"/>`.
-public enum OPMLDocument {
+public enum OPMLDocument: Sendable {
     /// An OPML 2.0 document with one outline per subscription (its name, feed URL and format).
     public static func export(_ subscriptions: [Subscription], title: String = "issues subscriptions") -> String {
         var lines = [

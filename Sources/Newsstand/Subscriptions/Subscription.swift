@@ -41,6 +41,8 @@ public struct Subscription: Sendable, Hashable, Identifiable {
     public var itemsSeen: Int { items.count }
     /// The names of the issues this subscription added (some may since have been pruned or removed).
     public var issueNames: [String] { items.compactMap(\.issueName) }
+    /// How many of them are still in the library, when counted (``Library/subscriptions(countingIssues:)``).
+    public internal(set) var issuesHeld: Int?
     /// Whether a mapping reads this subscription's JSON.
     public var isMapped: Bool { mappingJSON != nil }
 }
@@ -138,6 +140,8 @@ public struct SyncReport: Sendable {
     /// The subscription's name (after any rename).
     public var subscription: String
     public var outcome: Outcome
+    /// Whether the subscription's new issues are to be downloaded (its `downloadsAutomatically`).
+    public var downloadsNewIssues = true
     /// Issues added by this refresh, newest first.
     public var addedIssues: [String] = []
     /// Issues whose asset URLs the feed changed (a rotated query, a re-signed link).

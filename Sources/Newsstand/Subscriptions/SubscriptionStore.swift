@@ -7,8 +7,16 @@ struct SubscriptionStore: Sendable {
     let layout: LibraryLayout
 
     /// Every subscription, by name, with its last-checked status.
+    /// - Throws: the first record that cannot be read, naming it.
     func all() throws -> [Subscription] {
-        guard POSIX.exists(layout.subscriptions) else { return [] }
+        let (found, damaged) = try readable()
+        if let first = damaged.first { throw first }
+        return found
+    }
+
+    /// Every subscription that can be read, by name, and an error for each record that cannot.
+    func readable() throws -> (subscriptions: [Subscription], damaged: [NewsstandError]) {
+        guard POSIX.exists(layout.subscriptions) else { return ([], []) }
         let names: [String]
         do {
             names = try FileManager.default.contentsOfDirectory(atPath: layout.subscriptions)
@@ -16,10 +24,15 @@ struct SubscriptionStore: Sendable {
             throw NewsstandError(.io, "cannot read \(layout.subscriptions): \(error.localizedDescription)", underlying: error)
         }
         var found: [Subscription] = []
+        var damaged: [NewsstandError] = []
         for name in names where name.hasSuffix(".json") && !name.hasPrefix(".") {
-            if let subscription = try load(String(name.dropLast(5))) { found.append(subscription) }
+            do {
+                if let subscription = try load(String(name.dropLast(5))) { found.append(subscription) }
+            } catch let error as NewsstandError where error.code == .manifestUnreadable {
+                damaged.append(error)
+            }
         }
-        return found.sorted { ($0.name.lowercased(), $0.id) < ($1.name.lowercased(), $1.id) }
+        return (found.sorted { ($0.name.lowercased(), $0.id) < ($1.name.lowercased(), $1.id) }, damaged)
     }
 
     /// The subscription with this identifier, or nil.

@@ -14,7 +14,7 @@ struct Subscriptions: AsyncParsableCommand {
 
     func run() async throws {
         let library = try await libraryOptions.open(create: false)
-        let subscriptions = try await library.subscriptions()
+        let subscriptions = try await library.subscriptions(countingIssues: !opml)
         if opml {
             Terminal.output(OPMLDocument.export(subscriptions), terminator: "")
             return
@@ -35,7 +35,7 @@ struct Subscriptions: AsyncParsableCommand {
             let checked = subscription.lastChecked.map { Format.age($0) } ?? "never"
             return [
                 subscription.name, subscription.format?.rawValue ?? "?", checked,
-                subscription.lastOutcome ?? "-", String(subscription.itemsSeen), String(subscription.issueNames.count),
+                subscription.lastOutcome ?? "-", String(subscription.itemsSeen), String(subscription.issuesHeld ?? subscription.issueNames.count),
                 policy.isEmpty ? "-" : policy.joined(separator: ", "), subscription.url.absoluteString,
             ]
         }
@@ -121,10 +121,15 @@ struct Pause: AsyncParsableCommand {
     var names: [String]
 
     func run() async throws {
+        try await Pause.set(paused: true, names, libraryOptions)
+    }
+
+    /// Pauses or unpauses each named subscription, one line each.
+    static func set(paused: Bool, _ names: [String], _ libraryOptions: LibraryOptions) async throws {
         let library = try await libraryOptions.open(create: false)
         for name in names {
-            let subscription = try await library.changeSubscription(named: name, SubscriptionChange(isPaused: true))
-            Terminal.output("paused \(subscription.name.debugDescription)")
+            let subscription = try await library.changeSubscription(named: name, SubscriptionChange(isPaused: paused))
+            Terminal.output("\(paused ? "paused" : "unpaused") \(subscription.name.debugDescription)")
         }
     }
 }
@@ -138,10 +143,6 @@ struct Unpause: AsyncParsableCommand {
     var names: [String]
 
     func run() async throws {
-        let library = try await libraryOptions.open(create: false)
-        for name in names {
-            let subscription = try await library.changeSubscription(named: name, SubscriptionChange(isPaused: false))
-            Terminal.output("unpaused \(subscription.name.debugDescription)")
-        }
+        try await Pause.set(paused: false, names, libraryOptions)
     }
 }

@@ -30,17 +30,15 @@ struct Sync: AsyncParsableCommand {
         var toDownload: [String] = []
         var failed = 0
         do {
-            let subscriptions = try await library.subscriptions()
-            let automatic = Set(subscriptions.filter(\.downloadsAutomatically).map(\.name))
-            if subscriptions.isEmpty {
-                Terminal.error("no subscriptions in \(library.rootURL.path); add one with `issues subscribe URL`")
-            }
             let reports = try await library.sync(names.isEmpty ? nil : names, backfill: backfill) { reports in
                 for await report in reports { SyncOutput.synced(report) }
             }
+            if reports.isEmpty, names.isEmpty {
+                Terminal.error("no active subscriptions in \(library.rootURL.path); add one with `issues subscribe URL`")
+            }
             for report in reports {
                 if report.failedError != nil { failed += 1 }
-                if automatic.contains(report.subscription) { toDownload += report.keptIssues }
+                if report.downloadsNewIssues { toDownload += report.keptIssues }
             }
         } catch {
             try? await library.shutdown()

@@ -71,18 +71,5 @@ enum IssueTable {
         width(text) <= nameWidth ? text : DisplayWidth.clip(text, to: nameWidth)
     }
 
-    /// Binary units with one decimal below 100 (`12.3 MiB`, `512 B`), as `Format.bytes` prints them.
-    static func size(_ value: Int64) -> String {
-        guard value >= 1024 else { return "\(max(value, 0)) B" }
-        let units = ["KiB", "MiB", "GiB", "TiB", "PiB", "EiB"]
-        var unit = 0
-        var scaled = Double(value) / 1024
-        while scaled >= 1024, unit < units.count - 1 {
-            scaled /= 1024
-            unit += 1
-        }
-        if scaled >= 100 { return "\(Int(scaled.rounded())) \(units[unit])" }
-        let tenths = Int((scaled * 10).rounded())
-        return "\(tenths / 10).\(tenths % 10) \(units[unit])"
-    }
+    static func size(_ value: Int64) -> String { ByteFormat.binary(value) }
 }

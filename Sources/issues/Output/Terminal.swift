@@ -1,4 +1,5 @@
 import Foundation
+import Newsstand
 import Logging
 
 #if canImport(Glibc)
@@ -72,14 +73,7 @@ enum Terminal {
 /// Human figures: sizes in binary units, rates, durations.
 enum Format {
     static func bytes(_ value: Int64) -> String {
-        let units = ["B", "KiB", "MiB", "GiB", "TiB"]
-        var amount = Double(value)
-        var unit = 0
-        while amount >= 1024, unit < units.count - 1 {
-            amount /= 1024
-            unit += 1
-        }
-        return unit == 0 ? "\(value) B" : String(format: amount >= 100 ? "%.0f %@" : "%.1f %@", amount, units[unit])
+        ByteFormat.binary(value)
     }
 
     static func rate(_ bytesPerSecond: Double) -> String {

@@ -11,7 +11,7 @@ import Testing
 
 /// Tests of the fault-injecting test server over real sockets, with curl as the client (an
 /// independent HTTP implementation, so the server cannot agree with itself by accident).
-@Suite("TestHTTPServer")
+@Suite("TestHTTPServer", .timeLimit(.minutes(5)))
 struct TestHTTPServerTests {
     // MARK: - Normal responses
 

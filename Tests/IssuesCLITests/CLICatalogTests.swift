@@ -3,7 +3,7 @@ import NewsstandTestSupport
 import Testing
 
 /// Every catalog command through the built `issues` binary: streams, exit codes, JSON keys, errors.
-@Suite struct CLICatalogTests {
+@Suite(.timeLimit(.minutes(5))) struct CLICatalogTests {
     func run(_ args: [String], _ library: URL, env: [String: String] = [:]) throws -> CommandResult {
         try CommandRunner.issues(args, library: library, environment: env)
     }

@@ -1,0 +1,285 @@
+import Foundation
+import Logging
+
+/// Refreshing subscriptions: fetch (conditional, outside any lock), read (following an HTML page's feed
+/// link and a feed's own "moved to"), merge under the catalog's lock, apply `keep`; and the refresh an
+/// expired signed link asks for.
+extension Library {
+    // MARK: Refreshing
+
+    /// Refreshes subscriptions while `body` reads one report per subscription as each finishes: the named
+    /// ones (paused ones too), or every active one. New items become issues; a subscription's `keep` is
+    /// applied. A failing subscription never stops the others: its report carries the error.
+    ///
+    /// Scoped like ``download(issues:options:isolation:_:)``: the refreshes run only while `body` runs;
+    /// when it returns early, throws or is cancelled, those not finished are cancelled (a subscription is
+    /// changed only by a whole merge, so none is left half-refreshed).
+    /// - Parameters:
+    ///   - names: Subscription names, or nil for every subscription that is not paused.
+    ///   - backfill: Also add items seen before that never became issues (older than the initial choice).
+    ///   - concurrency: How many feeds are fetched at once.
+    ///   - isolation: Where `body` runs; the caller's actor by default.
+    ///   - body: Reads the reports; by default it reads them all.
+    /// - Returns: Every report, in the order they finished.
+    /// - Throws: `.subscriptionNotFound` for an unknown name, before anything is fetched; what `body` throws.
+    @discardableResult
+    public func sync(
+        _ names: [String]? = nil, backfill: Bool = false, concurrency: Int = 8,
+        isolation: isolated (any Actor)? = #isolation,
+        _ body: (AsyncStream<SyncReport>) async throws -> Void = { for await _ in $0 {} }
+    ) async throws -> [SyncReport] {
+        let store = SubscriptionStore(layout: layout)
+        let (chosen, damaged) = try await runBlocking { () -> ([Subscription], [NewsstandError]) in
+            let (all, damaged) = try store.readable()
+            guard let names else { return (all.filter { !$0.isPaused }, damaged) }
+            return (
+                try names.map { name in
+                    guard let found = all.first(where: { $0.name.lowercased() == name.lowercased() }) else {
+                        if let error = damaged.first { throw error }
+                        throw SubscriptionStore.notFound(name)
+                    }
+                    return found
+                }, []
+            )
+        }
+        // A record that cannot be read fails as its subscription would, and the others go on.
+        let unreadable = damaged.map { SyncReport(subscription: "(unreadable record)", outcome: .failed($0)) }
+        let (reports, continuation) = AsyncStream<SyncReport>.makeStream()
+        return try await withThrowingTaskGroup(of: [SyncReport].self) { outer in
+            outer.addTask {
+                defer { continuation.finish() }
+                return await withTaskGroup(of: SyncReport.self) { group in
+                    var all: [SyncReport] = unreadable
+                    for report in unreadable { continuation.yield(report) }
+                    var next = chosen.makeIterator()
+                    for _ in 0..<max(1, concurrency) {
+                        guard let subscription = next.next() else { break }
+                        group.addTask { await self.refresh(subscription, backfill: backfill) }
+                    }
+                    while let report = await group.next() {
+                        all.append(report)
+                        continuation.yield(report)
+                        if !Task.isCancelled, let subscription = next.next() {
+                            group.addTask { await self.refresh(subscription, backfill: backfill) }
+                        }
+                    }
+                    return all
+                }
+            }
+            do {
+                try await body(reports)
+            } catch {
+                outer.cancelAll()
+                _ = try? await outer.next()
+                throw error
+            }
+            outer.cancelAll()
+            return try await outer.next() ?? []
+        }
+    }
+
+    /// Refreshes one subscription; never throws (the report says what failed).
+    func refresh(_ subscription: Subscription, backfill: Bool) async -> SyncReport {
+        var report = SyncReport(subscription: subscription.name, outcome: .unchanged)
+        do {
+            report = try await refreshOrThrow(subscription, backfill: backfill)
+            if !report.addedIssues.isEmpty { report.prunedIssues = try await applyKeep(of: subscription.id) }
+        } catch let error as NewsstandError {
+            report.outcome = .failed(error)
+            if error.httpStatus == 410 {
+                await markGone(subscription)
+                report.outcome = .failed(
+                    NewsstandError(
+                        .subscriptionGone, "\(error.message): the feed is gone; the subscription was paused",
+                        underlying: error, httpStatus: 410))
+            }
+        } catch {
+            report.outcome = .failed(NewsstandError(.cancelled, "\(subscription.name): \(error)", underlying: error))
+        }
+        let store = SubscriptionStore(layout: layout)
+        let outcome: String
+        switch report.outcome {
+        case .unchanged: outcome = "unchanged"
+        case .updated: outcome = "updated, \(report.addedIssues.count) new"
+        case .failed(let error): outcome = "failed: \(error.message)"
+        }
+        let id = subscription.id
+        try? await runBlocking { try store.writeStatus(id, checked: Date(), outcome: outcome) }
+        report.downloadsNewIssues = subscription.downloadsAutomatically
+        return report
+    }
+
+    private func refreshOrThrow(_ subscription: Subscription, backfill: Bool) async throws -> SyncReport {
+        var report = SyncReport(subscription: subscription.name, outcome: .unchanged)
+        let mapping = try subscription.mappingJSON.map { try FeedMapping(json: Data($0.utf8)) }
+        let fetched = try await engineForFeeds().fetchDocument(
+            subscription.url,
+            validators: DocumentValidators(etag: subscription.etag, lastModified: subscription.lastModified),
+            maxBytes: FeedLimits().maxBodyBytes)
+        var movedTo = fetched.permanentURL.flatMap { $0 == subscription.url ? nil : $0 }
+        guard case .body(let body) = fetched.outcome else {
+            if let movedTo { try await move(subscription, to: movedTo) }
+            report.movedTo = movedTo
+            return report
+        }
+        let digest = Library.digest(body)
+        if digest == subscription.bodyDigest && movedTo == nil && !backfill {
+            return report
+        }
+        var notes: [String] = []
+        let read = try await readFeed(body, from: fetched, mapping: mapping, following: false, notes: &notes)
+        movedTo = read.url == subscription.url ? nil : read.url
+        report.notes = notes
+        report.movedTo = movedTo
+
+        let store = SubscriptionStore(layout: layout)
+        let catalog = self.catalog
+        let id = subscription.id
+        let document = read.document
+        let validators = read.cacheable ? read.validators : DocumentValidators()
+        let merged = read.cacheable ? Library.digest(read.body) : nil
+        let name = subscription.name
+        let newURL = movedTo
+        var committed = try await runBlocking { () -> SyncReport in
+            try catalog.withLock {
+                // Read again under the lock: another sync may have merged this feed meanwhile.
+                guard var current = try store.load(id) else {
+                    throw NewsstandError(.subscriptionNotFound, "the subscription \(name.debugDescription) was removed")
+                }
+                if let newURL, newURL != current.url {
+                    current.previousURLs.append(current.url)
+                    current.url = newURL
+                }
+                current.etag = validators.etag
+                current.lastModified = validators.lastModified
+                current.bodyDigest = merged
+                current.format = document.format
+                let merge = FeedMerge(
+                    subscription: current, document: document, selection: .refresh(backfill: backfill),
+                    today: IssueDate.utc(Date()))
+                return try Library.commit(merge, catalog: catalog, store: store, alwaysWrite: true)
+            }
+        }
+        committed.notes = notes + committed.notes
+        committed.movedTo = movedTo
+        committed.outcome = .updated
+        return committed
+    }
+
+    /// Prunes a subscription's issues down to its `keep` (never a pinned one or one in flight), when it
+    /// has one; applied whenever a refresh adds issues. Returns the names removed.
+    func applyKeep(of id: String) async throws -> [String] {
+        let store = SubscriptionStore(layout: layout)
+        guard let keep = try await runBlocking({ try store.load(id) })?.keep else { return [] }
+        return try await prune(PrunePolicy(keep: keep, subscriptionID: id)).removed.map(\.name)
+    }
+
+    private func move(_ subscription: Subscription, to url: URL) async throws {
+        let store = SubscriptionStore(layout: layout)
+        let catalog = self.catalog
+        try await runBlocking {
+            try catalog.withLock {
+                guard var current = try store.load(subscription.id), current.url != url else { return }
+                current.previousURLs.append(current.url)
+                current.url = url
+                try store.save(current)
+            }
+        }
+    }
+
+    private func markGone(_ subscription: Subscription) async {
+        let store = SubscriptionStore(layout: layout)
+        let catalog = self.catalog
+        try? await runBlocking {
+            try catalog.withLock {
+                guard var current = try store.load(subscription.id) else { return }
+                current.isGone = true
+                current.isPaused = true
+                try store.save(current)
+            }
+        }
+    }
+
+    // MARK: Reading a feed
+
+    struct ReadFeed {
+        var url: URL
+        var body: Data
+        var document: FeedDocument
+        var validators: DocumentValidators
+        /// False when the feed was read through an HTML page at a URL that stays the page's: the page's
+        /// validators and digest say nothing about the linked feed, so none are kept (each sync reads it).
+        var cacheable = true
+    }
+
+    /// Parses a fetched body; follows an HTML page's feed link, and the feed's own "moved to" link, each
+    /// only once and only when the new location parses as a feed.
+    func readFeed(
+        _ body: Data, from fetched: FetchedDocument, mapping: FeedMapping?, following: Bool, notes: inout [String]
+    ) async throws -> ReadFeed {
+        // Where the feed lives for good: a temporary redirect (302, 307) does not move it.
+        let base = fetched.permanentURL ?? fetched.requestedURL
+        let validators = DocumentValidators(etag: fetched.etag, lastModified: fetched.lastModified)
+        let finalURL = fetched.finalURL
+        switch try await runBlocking({ try FeedParser.parse(body, url: finalURL, mapping: mapping) }) {
+        case .feed(let document):
+            var read = ReadFeed(url: base, body: body, document: document, validators: validators)
+            if let target = document.movedTo, target != base, target != fetched.finalURL {
+                do {
+                    let moved = try await engineForFeeds().fetchDocument(
+                        target, validators: DocumentValidators(), maxBytes: FeedLimits().maxBodyBytes)
+                    if case .body(let newBody) = moved.outcome,
+                        case .feed(let newDocument) = try FeedParser.parse(newBody, url: moved.finalURL, mapping: mapping)
+                    {
+                        notes.append("the feed moved to \(target.absoluteString)")
+                        read = ReadFeed(
+                            url: moved.permanentURL ?? moved.requestedURL, body: newBody, document: newDocument,
+                            validators: DocumentValidators(etag: moved.etag, lastModified: moved.lastModified))
+                    }
+                } catch {
+                    notes.append("the feed says it moved to \(target.absoluteString), which did not read as a feed (\(error)); it stays")
+                }
+            }
+            return read
+        case .html(let alternates):
+            guard let alternate = alternates.first else {
+                throw NewsstandError(
+                    .invalidFeed, "\(fetched.finalURL.absoluteString) is an HTML page, not a feed, and links to no feed")
+            }
+            let linked = try await engineForFeeds().fetchDocument(
+                alternate, validators: DocumentValidators(), maxBytes: FeedLimits().maxBodyBytes)
+            guard case .body(let linkedBody) = linked.outcome,
+                case .feed(let document) = try FeedParser.parse(linkedBody, url: linked.finalURL, mapping: mapping)
+            else {
+                throw NewsstandError(
+                    .invalidFeed,
+                    "\(fetched.finalURL.absoluteString) is an HTML page; its feed link \(alternate.absoluteString) is not a feed")
+            }
+            notes.append(
+                "\(fetched.finalURL.absoluteString) is an HTML page; read the feed it links to, \(alternate.absoluteString)")
+            // Only a new subscription takes the linked feed's URL; a refresh keeps the page the user chose.
+            return ReadFeed(
+                url: following ? (linked.permanentURL ?? linked.requestedURL) : base, body: linkedBody, document: document,
+                validators: DocumentValidators(etag: linked.etag, lastModified: linked.lastModified), cacheable: following)
+        }
+    }
+}
+
+extension Library {
+    /// The answers to an asset request that mean its (signed) link may have expired.
+    static let expiredLinkStatuses: Set<Int> = [401, 403, 404, 410]
+
+    /// Refreshes the subscription an issue came from, and returns the asset's URL as the catalog now has
+    /// it (the merge points unfinished assets at the feed's current URLs), or nil.
+    func refreshedURL(of assetID: String, issueNamed name: String) async -> URL? {
+        guard let issue = try? await issue(named: name), let origin = issue.origin else { return nil }
+        let store = SubscriptionStore(layout: layout)
+        guard let subscription = try? await runBlocking({ try store.load(origin.subscriptionID) }) else { return nil }
+        let report = await refresh(subscription, backfill: false)
+        if case .failed(let error) = report.outcome {
+            logger.info("refreshing \(subscription.name) for an expired link failed: \(error.message)")
+            return nil
+        }
+        return try? await self.issue(named: name)?.assets.first { $0.id == assetID }?.url
+    }
+}

@@ -1,0 +1,127 @@
+import Foundation
+
+/// The writing half of a merge: what ``FeedMerge`` decided becomes issues and a subscription record,
+/// under the catalog's lock. Static (no actor), so `subscribe` and every refresh share it.
+extension Library {
+    /// Writes what a merge decided: new issues and changed ones first, then the subscription's record.
+    /// Must run holding the catalog's lock.
+    static func commit(
+        _ merge: FeedMerge, catalog: Catalog, store: SubscriptionStore, alwaysWrite: Bool = false
+    ) throws -> SyncReport {
+        var merged = merge.subscription
+        var report = SyncReport(subscription: merged.name, outcome: .updated)
+        report.rematchedItems = merge.rematched
+        report.seenOnly = merge.seenOnly
+        if merge.skippedWithoutIdentity > 0 {
+            report.notes.append("\(merge.skippedWithoutIdentity) items without an id, enclosure or title were skipped")
+        }
+        let additions = merge.additions
+        let updates = merge.issueUpdates
+        if !additions.isEmpty || !updates.isEmpty {
+            let names = try catalog.writeHoldingLock { changes -> (added: [(Int, String)], updated: [String], notes: [String]) in
+                var added: [(Int, String)] = []
+                var updated: [String] = []
+                var notes: [String] = []
+                for addition in additions {
+                    let item = merged.items[addition.itemIndex]
+                    do {
+                        let name = try stageSubscribedIssue(addition.item, item: item, subscription: merged, in: &changes)
+                        added.append((addition.itemIndex, name))
+                    } catch let error as NewsstandError {
+                        notes.append("item \(item.id.debugDescription) was not added: \(error.message)")
+                    }
+                }
+                for update in updates {
+                    let changed = try changes.update(named: update.issueName) { issue in
+                        if let origin = update.origin { issue.origin = origin }
+                        if let assets = update.assets { Library.follow(assets, in: &issue) }
+                    }
+                    if changed, update.assets != nil { updated.append(update.issueName) }
+                }
+                return (added, updated, notes)
+            }
+            for (index, name) in names.added { merged.items[index].issueName = name }
+            report.addedIssues = names.added.map(\.1)
+            report.updatedIssues = names.updated
+            report.notes += names.notes
+        }
+        if merge.changed || alwaysWrite || !additions.isEmpty {
+            try store.save(merged)
+        }
+        return report
+    }
+
+    /// Adds (or adopts, after a crash between the catalog's write and the subscription's) the issue of one
+    /// feed item, under a name from its title made unique by a deterministic suffix.
+    static func stageSubscribedIssue(
+        _ feedItem: FeedItem, item: SubscriptionItem, subscription: Subscription, in changes: inout CatalogChanges
+    ) throws -> String {
+        let date = item.date ?? item.firstSeen
+        let origin = Issue.Origin(subscriptionID: subscription.id, itemID: item.id, matchedBy: item.matchedBy)
+        var requests: [AssetRequest] = []
+        for asset in feedItem.assets {
+            let request = AssetRequest(url: asset.url, sha256: asset.sha256, unpack: asset.unpack ?? true)
+            try request.validate()
+            requests.append(request)
+        }
+        for name in issueNameCandidates(title: feedItem.title, date: date, itemID: item.id, subscription: subscription) {
+            if let existing = try changes.issue(named: name) {
+                if existing.origin?.subscriptionID == origin.subscriptionID, existing.origin?.itemID == origin.itemID {
+                    return name
+                }
+                continue
+            }
+            var issue = try stageNewIssue(named: name, date: date, assets: requests, in: &changes)
+            issue.origin = origin
+            try changes.put(issue)
+            return name
+        }
+        throw NewsstandError(.duplicateIssue, "no free name for the item \(item.id.debugDescription)")
+    }
+
+    /// The names an item's issue may take, in order: its title, then the title with its date, then with
+    /// its date and a short id, then numbered. Deterministic, so a repeated sync picks the same one.
+    static func issueNameCandidates(title: String?, date: IssueDate, itemID: String, subscription: Subscription)
+        -> [String]
+    {
+        var base = cleanTitle(title ?? "")
+        if base.isEmpty { base = "\(subscription.name) \(date)" }
+        let short = digest(Data(itemID.utf8)).prefix(6)
+        var names = [base, "\(base) (\(date))", "\(base) (\(date), \(short))"]
+        names += (2...20).map { "\(base) (\(date), \(short)) \($0)" }
+        return names
+    }
+
+    /// A title as an issue name: control characters and runs of white space become one space, at most
+    /// 200 characters.
+    static func cleanTitle(_ title: String) -> String {
+        var out = ""
+        var space = false
+        for scalar in title.unicodeScalars {
+            if scalar.properties.isWhitespace || scalar.properties.generalCategory == .control {
+                space = !out.isEmpty
+                continue
+            }
+            if space { out.unicodeScalars.append(" ") }
+            space = false
+            out.unicodeScalars.append(scalar)
+        }
+        return out.count > 200 ? String(out.prefix(200)) : out
+    }
+
+    /// Points an issue's unfinished assets at the feed's current URLs (matched by URL without query, then
+    /// by position); a finished one keeps its URL. The asset's identity and partial file stay, so the
+    /// download continues at the new URL with `If-Range`.
+    static func follow(_ assets: [FeedAsset], in issue: inout Issue) {
+        var unused = Array(assets.indices)
+        for index in issue.assets.indices {
+            let key = FeedIdentity.enclosureKey(issue.assets[index].url)
+            let match =
+                unused.first { FeedIdentity.enclosureKey(assets[$0].url) == key }
+                ?? (unused.contains(index) ? index : nil)
+            guard let match else { continue }
+            unused.removeAll { $0 == match }
+            if !issue.assets[index].isComplete { issue.assets[index].url = assets[match].url }
+        }
+    }
+}
