@@ -62,6 +62,10 @@ public actor Library {
                 throw NewsstandError(.libraryUnavailable, "there is no library at \(layout.root)")
             }
             try catalog.prepare(create: createIfMissing)
+            // Folders of removals cut short (a kill after the catalog let go of them) go with the next command of
+            // any kind, not only the next download with work. One lstat when there is none; a removal running
+            // in another process at the same time is not disturbed (the removal tolerates names already gone).
+            if POSIX.exists(layout.trash) { try? TreeRemover.remove(layout.trash) }
         }
         return Library(rootURL: root, configuration: configuration, logger: logger, catalog: catalog)
     }
