@@ -75,6 +75,14 @@ struct DownloadRunOptions: ParsableArguments {
             "Give up on an asset after this many attempts in a row without progress.", valueName: "count"))
     var retries: Int = RetryPolicy().maxAttemptsWithoutProgress
 
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Receive at most this many bytes per second, across all downloads of the run.",
+            discussion: "Bytes, or a number with K, M, G or T (as for --max-unpacked-bytes): 500K, 2M.",
+            valueName: "rate"))
+    var limitRate: ByteSize?
+
     @Flag(
         name: .long,
         help: ArgumentHelp(
@@ -88,6 +96,7 @@ struct DownloadRunOptions: ParsableArguments {
         guard maxUnpackedBytes.bytes > 0 else { throw ValidationError("--max-unpacked-bytes must be positive") }
         guard maxEntries > 0 else { throw ValidationError("--max-entries must be positive") }
         guard retries >= 1 else { throw ValidationError("--retries must be at least 1") }
+        if let limitRate, limitRate.bytes < 1 { throw ValidationError("--limit-rate must be positive") }
     }
 
     var configuration: Library.Configuration {
@@ -99,7 +108,7 @@ struct DownloadRunOptions: ParsableArguments {
     }
 
     var downloadOptions: DownloadOptions {
-        DownloadOptions(jobs: jobs, keepArchives: keepArchive)
+        DownloadOptions(jobs: jobs, keepArchives: keepArchive, rateLimit: limitRate?.bytes)
     }
 }
 
