@@ -54,10 +54,14 @@ public struct DownloadOptions: Sendable, Hashable {
     public var jobs: Int
     /// Keep an archive in the content folder after unpacking it.
     public var keepArchives: Bool
+    /// The most bytes per second the whole run receives, across all its transfers (`nil`: no limit).
+    /// Held over windows of a few seconds, by reading more slowly rather than buffering.
+    public var rateLimit: Int64?
 
     /// Creates options.
-    public init(jobs: Int = 4, keepArchives: Bool = false) {
+    public init(jobs: Int = 4, keepArchives: Bool = false, rateLimit: Int64? = nil) {
         self.jobs = max(1, jobs)
         self.keepArchives = keepArchives
+        self.rateLimit = rateLimit.map { max(1, $0) }
     }
 }

@@ -196,7 +196,8 @@ extension Library {
         // `jobs` transfers at a time. Flushing, placing and unpacking a finished asset take a slot of their
         // own, so the next transfer starts while the previous file is still being flushed to disk.
         let phases = Phases(
-            network: AsyncSemaphore(permits: options.jobs), finishing: AsyncSemaphore(permits: options.jobs))
+            network: AsyncSemaphore(permits: options.jobs), finishing: AsyncSemaphore(permits: options.jobs),
+            rateLimiter: options.rateLimit.map { RateLimiter(bytesPerSecond: $0) })
         await withTaskGroup(of: (String, Outcome).self) { group in
             for item in items {
                 let task = Task { [self] in
@@ -242,6 +243,8 @@ extension Library {
     struct Phases: Sendable {
         var network: AsyncSemaphore
         var finishing: AsyncSemaphore
+        /// One budget for the whole run (`DownloadOptions.rateLimit`).
+        var rateLimiter: RateLimiter?
     }
 
     private nonisolated func process(
@@ -298,7 +301,7 @@ extension Library {
                 var job = DownloadEngine.Job(
                     assetID: id, url: asset.url, sha256: asset.sha256, headers: asset.headers,
                     partialPath: layout.partialFile(id),
-                    recordPath: layout.resumeRecord(id))
+                    recordPath: layout.resumeRecord(id), rateLimiter: phases.rateLimiter)
                 try Task.checkCancellation()
                 var refreshed = false
                 var result: DownloadEngine.Result

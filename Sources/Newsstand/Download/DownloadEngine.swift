@@ -18,6 +18,8 @@ final class DownloadEngine: Sendable {
         var headers: [String: String] = [:]
         var partialPath: String
         var recordPath: String
+        /// The run's bandwidth budget, shared by every transfer of the run.
+        var rateLimiter: RateLimiter? = nil
     }
 
     struct Result: Sendable {
@@ -263,7 +265,8 @@ final class DownloadEngine: Sendable {
                         if let rate = throttle.shouldReport(total: total) {
                             progress(.bytes(received: total, expected: expected, bytesPerSecond: rate))
                         }
-                    }
+                    },
+                    rateLimiter: job.rateLimiter
                 )
             }
             var delegate = makeDelegate()

@@ -31,6 +31,8 @@ final class ResponseDelegate: HTTPClientResponseDelegate, Sendable {
     typealias Response = AttemptOutcome
 
     private let sink: FileSink
+    /// The run's bandwidth budget (`--limit-rate`), when it has one.
+    private let rateLimiter: RateLimiter?
     private let requestedOffset: Int64
     private let sentValidator: String?
     private let url: URL
@@ -52,8 +54,10 @@ final class ResponseDelegate: HTTPClientResponseDelegate, Sendable {
     init(
         sink: FileSink, requestedOffset: Int64, sentValidator: String?, url: URL,
         onStart: @escaping @Sendable (Int64, Int64?) -> Void,
-        onProgress: @escaping @Sendable (Int64, Int64?) -> Void
+        onProgress: @escaping @Sendable (Int64, Int64?) -> Void,
+        rateLimiter: RateLimiter? = nil
     ) {
+        self.rateLimiter = rateLimiter
         self.onStart = onStart
         self.sink = sink
         self.requestedOffset = requestedOffset
@@ -137,7 +141,10 @@ final class ResponseDelegate: HTTPClientResponseDelegate, Sendable {
         }
         guard writing else { return task.eventLoop.makeSucceededVoidFuture() }
         onProgress(received, expected)
-        return sink.write(buffer, eventLoop: task.eventLoop)
+        let written = sink.write(buffer, eventLoop: task.eventLoop)
+        guard let rateLimiter else { return written }
+        // The next read waits for both the disk and the run's bandwidth budget.
+        return written.and(rateLimiter.charge(buffer.readableBytes, on: task.eventLoop)).map { _ in }
     }
 
     func didReceiveError(task: HTTPClient.Task<AttemptOutcome>, _ error: any Error) {}

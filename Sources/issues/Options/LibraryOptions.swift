@@ -96,6 +96,14 @@ struct DownloadRunOptions: ParsableArguments {
             "Give up on an asset after this many attempts in a row without progress.", valueName: "count"))
     var retries: Int = RetryPolicy().maxAttemptsWithoutProgress
 
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Receive at most this many bytes per second, across all downloads of the run.",
+            discussion: "Bytes, or a number with K, M, G or T (as for --max-unpacked-bytes): 500K, 2M.",
+            valueName: "rate"))
+    var limitRate: ByteSize?
+
     @Flag(
         name: .long,
         help: ArgumentHelp(
@@ -114,6 +122,7 @@ struct DownloadRunOptions: ParsableArguments {
         guard (1...86_400).contains(stallSeconds) else {
             throw ValidationError("--stall-seconds must be between 1 and 86400 (got \(stallSeconds))")
         }
+        if let limitRate, limitRate.bytes < 1 { throw ValidationError("--limit-rate must be positive") }
     }
 
     var configuration: Library.Configuration {
@@ -129,7 +138,7 @@ struct DownloadRunOptions: ParsableArguments {
     }
 
     var downloadOptions: DownloadOptions {
-        DownloadOptions(jobs: jobs, keepArchives: keepArchive)
+        DownloadOptions(jobs: jobs, keepArchives: keepArchive, rateLimit: limitRate?.bytes)
     }
 }
 
