@@ -68,10 +68,12 @@ extension FaultCLITests {
                 #expect(result.status == 0, "\(result.stderr)")
                 let path = try CommandRunner.issues(["path", "Many"], library: lib).stdout
                     .trimmingCharacters(in: .whitespacesAndNewlines)
+                // The two archives hold the same names; the assets run concurrently, so either may be merged
+                // last. What must hold: every name is there, whole, from one archive or the other.
                 for name in ArchiveFixtures.manySmallFileNames(count: 1_000) {
                     let size = (try? FileManager.default.attributesOfItem(atPath: path + "/" + name))?[.size] as? Int
-                    #expect(size == 11, "\(name): \(String(describing: size))")
-                    if size != 11 { break }
+                    #expect(size == 10 || size == 11, "\(name): \(String(describing: size))")
+                    if size != 10 && size != 11 { break }
                 }
             }
         }
