@@ -322,7 +322,10 @@ import Testing
                 try await library.shutdown()
                 let issue = try #require(await library.issue(named: "Issue"))
                 let names = issue.assets.compactMap(\.fileName)
-                #expect(names == ["a.bin", "a (2).bin", "escape.txt", "Résumé.pdf"])
+                // The two a.bin assets may be placed in either order (placing overlaps the next transfer):
+                // one keeps the name, the other gets the suffix.
+                #expect(Set(names.prefix(2)) == ["a.bin", "a (2).bin"])
+                #expect(Array(names.dropFirst(2)) == ["escape.txt", "Résumé.pdf"])
                 #expect(
                     !FileManager.default.fileExists(
                         atPath: root.deletingLastPathComponent().appendingPathComponent("escape.txt").path))
