@@ -11,29 +11,7 @@ import Testing
 /// A small tmpfs mounted for the test (this needs root, as the test machines run): downloads and
 /// unpacks that cannot fit fail before writing, with a message naming the size and the free space.
 @Suite(.serialized, .timeLimit(.minutes(5))) struct FreeSpaceTests {
-    /// Whether a tmpfs can be mounted here (root with CAP_SYS_ADMIN); probed once.
-    static let canMount: Bool = {
-        guard geteuid() == 0, let probe = try? makeTemporaryDirectory() else { return false }
-        defer { try? FileManager.default.removeItem(at: probe) }
-        guard
-            (try? CommandRunner.run("/bin/mount", ["-t", "tmpfs", "-o", "size=1m", "tmpfs", probe.path]))?.status == 0
-        else { return false }
-        _ = try? CommandRunner.run("/bin/umount", [probe.path])
-        return true
-    }()
-
-    /// Runs `body` with a fresh tmpfs of `megabytes` mounted on a temporary folder, unmounted after.
-    func withTmpfs(megabytes: Int, _ body: (URL) async throws -> Void) async throws {
-        let mountPoint = try makeTemporaryDirectory()
-        let mounted = try CommandRunner.run(
-            "/bin/mount", ["-t", "tmpfs", "-o", "size=\(megabytes)m", "tmpfs", mountPoint.path])
-        try #require(mounted.status == 0, "mount: \(mounted.stderr)")
-        defer {
-            _ = try? CommandRunner.run("/bin/umount", [mountPoint.path])
-            try? FileManager.default.removeItem(at: mountPoint)
-        }
-        try await body(mountPoint)
-    }
+    static let canMount = Tmpfs.canMount
 
     func openLibrary(_ root: URL) async throws -> Library {
         var configuration = Library.Configuration()
@@ -52,7 +30,7 @@ import Testing
         try await withTestServer { server in
             server.serve("/big.pdf", bytes: patternBytes(count: 12 << 20))
             server.serve("/small.pdf", bytes: patternBytes(count: 100_000))
-            try await withTmpfs(megabytes: 8) { mount in
+            try await Tmpfs.with(megabytes: 8) { mount in
                 let library = try await openLibrary(mount.appendingPathComponent("lib"))
                 try await library.addIssue(
                     named: "Big", date: IssueDate.today(),
@@ -96,7 +74,7 @@ import Testing
                 ] {
                     server.serve(path, bytes: Array(try Data(contentsOf: URL(fileURLWithPath: file))))
                 }
-                try await withTmpfs(megabytes: 8) { mount in
+                try await Tmpfs.with(megabytes: 8) { mount in
                     let library = try await openLibrary(mount.appendingPathComponent("lib"))
                     for path in ["/declared.zip", "/understated.zip", "/zeros.tar.gz"] {
                         try await library.addIssue(

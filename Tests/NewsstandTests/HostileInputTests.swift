@@ -10,22 +10,8 @@ import Testing
 
 /// Hostile archives and a full disk while unpacking: each is stopped with a clear message, and nothing
 /// half-written reaches the issue folder.
-@Suite(.serialized) struct HostileInputTests {
-    /// Whether a tmpfs can be mounted here (root with CAP_SYS_ADMIN).
-    static let canMount = FreeSpaceTests.canMount
-
-    /// Runs `body` with a fresh tmpfs of `megabytes` mounted on a temporary folder, unmounted after.
-    func withTmpfs(megabytes: Int, _ body: (URL) async throws -> Void) async throws {
-        let mountPoint = try makeTemporaryDirectory()
-        let mounted = try CommandRunner.run(
-            "/bin/mount", ["-t", "tmpfs", "-o", "size=\(megabytes)m", "tmpfs", mountPoint.path])
-        try #require(mounted.status == 0, "mount: \(mounted.stderr)")
-        defer {
-            _ = try? CommandRunner.run("/bin/umount", [mountPoint.path])
-            try? FileManager.default.removeItem(at: mountPoint)
-        }
-        try await body(mountPoint)
-    }
+@Suite(.serialized, .timeLimit(.minutes(5))) struct HostileInputTests {
+    static let canMount = Tmpfs.canMount
 
     func openLibrary(_ root: URL, _ change: (inout Library.Configuration) -> Void = { _ in }) async throws -> Library {
         var configuration = Library.Configuration()
@@ -58,7 +44,7 @@ import Testing
                 let archive = fixtures.path + "/many.zip"
                 try ArchiveFixtures.manySmallFiles(count: 6_000, bytesEach: 1, format: .zip, to: archive)
                 server.serve("/many.zip", bytes: Array(try Data(contentsOf: URL(fileURLWithPath: archive))))
-                try await withTmpfs(megabytes: 12) { mount in
+                try await Tmpfs.with(megabytes: 12) { mount in
                     let library = try await openLibrary(mount.appendingPathComponent("lib"))
                     try await library.addIssue(
                         named: "Full", date: IssueDate.today(),
@@ -347,7 +333,7 @@ import Testing
         try await withTestServer { server in
             server.serve("/big.pdf", bytes: patternBytes(count: 12 << 20))
             server.setFaults("/big.pdf", Faults(omitContentLength: true))
-            try await withTmpfs(megabytes: 8) { mount in
+            try await Tmpfs.with(megabytes: 8) { mount in
                 let root = mount.appendingPathComponent("lib")
                 let library = try await openLibrary(root)
                 try await library.addIssue(
