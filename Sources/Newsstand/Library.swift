@@ -3,6 +3,7 @@ import Logging
 
 // About 400 lines, one job: the actor's core (opening, lifetime, reading, adding, removing); each other
 // part of the public API is a Library+*.swift file of its own.
+
 /// A library of issues on disk (NewsstandKit's `NKLibrary`): the catalog in `library.json`, one
 /// content folder per issue, and the downloads that fill them.
 ///

@@ -7,6 +7,7 @@ import Synchronization
 
 // Over 400 lines, one job: the server's public face (start, content, faults, counters) and the state
 // its handler shares; the handler, bodies and faults are in TestHTTPServer+*.swift.
+
 /// A real HTTP/1.1 server on 127.0.0.1 for tests, with fault injection.
 ///
 /// It serves in-memory content (``serve(_:bytes:etag:lastModified:contentType:)``) and files

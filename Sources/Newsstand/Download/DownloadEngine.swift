@@ -9,6 +9,7 @@ import Synchronization
 
 // About 400 lines, one job: one attempt loop (resume, redirects, retries, verify) and the clients it uses;
 // error classification, progress throttling and document fetches are in their own files.
+
 /// Fetches one asset into its partial file, resuming, retrying and verifying: the HTTP half of a download.
 /// One engine (and one `HTTPClient` per proxy setting) serves every download of a library.
 final class DownloadEngine: Sendable {

@@ -1,4 +1,5 @@
 // Over 400 lines, one job: one tokenizer type; its scanning steps share private state and cursor.
+
 /// A pull tokenizer for XML over bytes in memory: the feed readers' only XML parser.
 ///
 /// Ours rather than Foundation's `XMLParser`: `XMLParser(data:)` fails on large documents on Linux, and a
