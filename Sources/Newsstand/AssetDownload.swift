@@ -76,4 +76,19 @@ public struct AssetDownload: Sendable, Hashable, Identifiable {
         case .pending, .downloading, .failed: return false
         }
     }
+
+    /// The asset with its ``fileURL`` set, for an issue whose content folder is `contentFolder`: the
+    /// placed file, or the folder itself for an unpacked archive.
+    func located(in contentFolder: String) -> AssetDownload {
+        var asset = self
+        switch state {
+        case .unpacked:
+            asset.fileURL = URL(fileURLWithPath: contentFolder, isDirectory: true)
+        case .downloaded where isComplete:
+            asset.fileURL = fileName.map { URL(fileURLWithPath: "\(contentFolder)/\($0)", isDirectory: false) }
+        default:
+            asset.fileURL = nil
+        }
+        return asset
+    }
 }

@@ -1,8 +1,7 @@
 /// Group commit: catalog changes queued while a write is in flight go out together in the next one,
 /// so fifty downloads finishing at once cost a few lock acquisitions and flushes, not fifty.
 extension Library {
-    /// A change to the catalog; returns false when what it meant to change is gone (removed).
-    typealias Change = @Sendable (inout CatalogChanges) throws -> Bool
+    typealias Change = CatalogChange
 
     /// Applies `change` under the catalog's lock and waits until it is durable.
     /// - Returns: `change`'s result.

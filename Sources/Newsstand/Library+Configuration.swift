@@ -9,29 +9,53 @@ public enum NewsstandInfo: Sendable {
 extension Library {
     /// How a library downloads and unpacks.
     public struct Configuration: Sendable {
-        /// Retries and backoff for transient failures.
-        public var retry: RetryPolicy
+        /// The download engine's part: timeouts, retries, redirects, trust and client.
+        var engine = DownloadEngine.Configuration()
         /// Limits that stop archive bombs.
         public var unpackLimits: UnpackLimits
-        /// The longest wait for a TCP (and TLS) connection.
-        public var connectTimeout: Duration
-        /// The longest silence while reading a response.
-        public var readTimeout: Duration
-        /// The minimum throughput of a transfer: an attempt under it is given up as stalled (and retried as a
-        /// failed attempt). Nil turns the limit off. Default 1 KiB per 60 s.
-        public var stallLimit: StallLimit? = .default
-        /// How many redirects a download follows.
-        public var maxRedirects: Int
         /// Flush each completed download to stable storage before it counts as downloaded, so that even a
         /// power cut cannot leave a "downloaded" asset with missing bytes. Costs a disk flush per asset.
         public var syncDownloads: Bool
+
+        /// Retries and backoff for transient failures.
+        public var retry: RetryPolicy {
+            get { engine.retry }
+            set { engine.retry = newValue }
+        }
+        /// The longest wait for a TCP (and TLS) connection.
+        public var connectTimeout: Duration {
+            get { engine.connectTimeout }
+            set { engine.connectTimeout = newValue }
+        }
+        /// The longest silence while reading a response.
+        public var readTimeout: Duration {
+            get { engine.readTimeout }
+            set { engine.readTimeout = newValue }
+        }
+        /// The minimum throughput of a transfer: an attempt under it is given up as stalled (and retried as a
+        /// failed attempt). Nil turns the limit off. Default 1 KiB per 60 s.
+        public var stallLimit: StallLimit? {
+            get { engine.stallLimit }
+            set { engine.stallLimit = newValue }
+        }
+        /// How many redirects a download follows.
+        public var maxRedirects: Int {
+            get { engine.maxRedirects }
+            set { engine.maxRedirects = newValue }
+        }
         /// An HTTP client to use instead of the library's own (which honours `http_proxy`, `https_proxy`,
         /// `all_proxy`, `no_proxy`, `SSL_CERT_FILE` and `SSL_CERT_DIR`). The library never shuts an injected
         /// client down, and ignores ``trustedCertificateFiles`` for it.
-        public var httpClient: HTTPClient?
+        public var httpClient: HTTPClient? {
+            get { engine.httpClient }
+            set { engine.httpClient = newValue }
+        }
         /// PEM files of CA certificates to trust in addition to the system's trust store (and to
         /// `SSL_CERT_FILE` / `SSL_CERT_DIR`): a private CA, without root. The CLI's `--cacert`.
-        public var trustedCertificateFiles: [URL]
+        public var trustedCertificateFiles: [URL] {
+            get { engine.trustedCertificateFiles }
+            set { engine.trustedCertificateFiles = newValue }
+        }
 
         /// Creates a configuration.
         public init(
@@ -39,14 +63,11 @@ extension Library {
             connectTimeout: Duration = .seconds(15), readTimeout: Duration = .seconds(60), maxRedirects: Int = 10,
             syncDownloads: Bool = true, httpClient: HTTPClient? = nil, trustedCertificateFiles: [URL] = []
         ) {
-            self.retry = retry
+            self.engine = DownloadEngine.Configuration(
+                retry: retry, connectTimeout: connectTimeout, readTimeout: readTimeout, maxRedirects: maxRedirects,
+                httpClient: httpClient, trustedCertificateFiles: trustedCertificateFiles)
             self.unpackLimits = unpackLimits
-            self.connectTimeout = connectTimeout
-            self.readTimeout = readTimeout
-            self.maxRedirects = maxRedirects
             self.syncDownloads = syncDownloads
-            self.httpClient = httpClient
-            self.trustedCertificateFiles = trustedCertificateFiles
         }
     }
 }

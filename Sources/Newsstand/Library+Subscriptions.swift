@@ -52,7 +52,7 @@ extension Library {
         // Fail fast on a duplicate before fetching; checked again under the lock.
         try await runBlocking { try store.checkUnique(name: options.name, url: url, except: nil) }
 
-        let fetched = try await engineForFeeds().fetchDocument(
+        let fetched = try await startedEngine().fetchDocument(
             url, validators: DocumentValidators(), maxBytes: FeedLimits().maxBodyBytes)
         guard case .body(let body) = fetched.outcome else {
             throw NewsstandError(.invalidFeed, "\(url.absoluteString) answered 304 to a request without validators")
@@ -151,12 +151,6 @@ extension Library {
     }
 
     // MARK: Helpers
-
-    func engineForFeeds() -> DownloadEngine {
-        let engine = self.engine ?? DownloadEngine(configuration: configuration, logger: logger)
-        self.engine = engine
-        return engine
-    }
 
     static func digest(_ data: Data) -> String {
         SHA256.hash(data: data).map { String(format: "%02x", $0) }.joined()

@@ -112,7 +112,7 @@ extension Library {
     private func refreshOrThrow(_ subscription: Subscription, backfill: Bool) async throws -> SyncReport {
         var report = SyncReport(subscription: subscription.name, outcome: .unchanged)
         let mapping = try subscription.mappingJSON.map { try FeedMapping(json: Data($0.utf8)) }
-        let fetched = try await engineForFeeds().fetchDocument(
+        let fetched = try await startedEngine().fetchDocument(
             subscription.url,
             validators: DocumentValidators(etag: subscription.etag, lastModified: subscription.lastModified),
             maxBytes: FeedLimits().maxBodyBytes)
@@ -226,7 +226,7 @@ extension Library {
             var read = ReadFeed(url: base, body: body, document: document, validators: validators)
             if let target = document.movedTo, target != base, target != fetched.finalURL {
                 do {
-                    let moved = try await engineForFeeds().fetchDocument(
+                    let moved = try await startedEngine().fetchDocument(
                         target, validators: DocumentValidators(), maxBytes: FeedLimits().maxBodyBytes)
                     if case .body(let newBody) = moved.outcome,
                         case .feed(let newDocument) = try FeedParser.parse(newBody, url: moved.finalURL, mapping: mapping)
@@ -246,7 +246,7 @@ extension Library {
                 throw NewsstandError(
                     .invalidFeed, "\(fetched.finalURL.absoluteString) is an HTML page, not a feed, and links to no feed")
             }
-            let linked = try await engineForFeeds().fetchDocument(
+            let linked = try await startedEngine().fetchDocument(
                 alternate, validators: DocumentValidators(), maxBytes: FeedLimits().maxBodyBytes)
             guard case .body(let linkedBody) = linked.outcome,
                 case .feed(let document) = try FeedParser.parse(linkedBody, url: linked.finalURL, mapping: mapping)
@@ -266,9 +266,6 @@ extension Library {
 }
 
 extension Library {
-    /// The answers to an asset request that mean its (signed) link may have expired.
-    static let expiredLinkStatuses: Set<Int> = [401, 403, 404, 410]
-
     /// Refreshes the subscription an issue came from, and returns the asset's URL as the catalog now has
     /// it (the merge points unfinished assets at the feed's current URLs), or nil.
     func refreshedURL(of assetID: String, issueNamed name: String) async -> URL? {

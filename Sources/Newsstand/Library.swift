@@ -18,8 +18,8 @@ public actor Library {
     nonisolated let layout: LibraryLayout
     nonisolated let catalog: Catalog
     nonisolated let logger: Logger
-    /// Downloads running in this process, by asset identifier, so that `remove` can cancel them.
-    var activeTasks: [String: Task<Outcome, Never>] = [:]
+    /// The download runs of this process, so that `remove`, `cancelDownload` and `shutdown` reach them.
+    var activeRuns: [ObjectIdentifier: DownloadRun] = [:]
     /// The HTTP engine, created on the first download (catalog commands never start event loops).
     var engine: DownloadEngine?
     /// Catalog changes waiting for the next group commit.
@@ -122,7 +122,7 @@ public actor Library {
     /// Not calling it is safe: a library dropped without it shuts its engine down in the background.
     /// - Throws: A failure to shut the HTTP clients down.
     public func shutdown() async throws {
-        let running = Array(activeTasks.values)
+        let running = activeRuns.values.flatMap(\.runningTasks)
         for task in running { task.cancel() }
         for task in running { _ = await task.value }
         if let engine {
@@ -130,6 +130,13 @@ public actor Library {
             try await engine.shutdown()
         }
         logger.debug("library shut down", metadata: ["library": "\(layout.root)"])
+    }
+
+    /// The HTTP engine, started on first use (by a download or a feed fetch).
+    func startedEngine() -> DownloadEngine {
+        let engine = self.engine ?? DownloadEngine(configuration: configuration.engine, logger: logger)
+        self.engine = engine
+        return engine
     }
 
     // MARK: - Reading
@@ -190,25 +197,9 @@ public actor Library {
     nonisolated func located(_ issue: Issue) -> Issue {
         var issue = issue
         for index in issue.assets.indices {
-            issue.assets[index] = located(issue.assets[index], folder: issue.folderName)
+            issue.assets[index] = issue.assets[index].located(in: layout.contentFolder(issue.folderName))
         }
         return issue
-    }
-
-    /// The asset with its ``AssetDownload/fileURL`` set: the placed file, or the content folder of an
-    /// unpacked archive.
-    nonisolated func located(_ asset: AssetDownload, folder: String) -> AssetDownload {
-        var asset = asset
-        let content = layout.contentFolder(folder)
-        switch asset.state {
-        case .unpacked:
-            asset.fileURL = URL(fileURLWithPath: content, isDirectory: true)
-        case .downloaded where asset.isComplete:
-            asset.fileURL = asset.fileName.map { URL(fileURLWithPath: "\(content)/\($0)", isDirectory: false) }
-        default:
-            asset.fileURL = nil
-        }
-        return asset
     }
 
     /// The content folder of the named issue, created if it does not exist yet.
@@ -319,12 +310,9 @@ public actor Library {
             }
         }
         let ids = issue.assets.map(\.id)
-        for id in ids {
-            activeTasks[id]?.cancel()
-        }
-        for id in ids {
-            _ = await activeTasks[id]?.value
-        }
+        let running = runningTasks(for: ids)
+        for task in running { task.cancel() }
+        for task in running { _ = await task.value }
         try await runBlocking {
             let content = layout.contentFolder(issue.folderName)
             try POSIX.makeDirectory(layout.trash)
@@ -344,7 +332,7 @@ public actor Library {
             }
             for id in ids {
                 // A download still running in another process keeps its files until it notices the removal.
-                _ = try Library.discardDownloadFiles(of: id, layout: layout)
+                _ = try DownloadArea.discardFiles(of: id, layout: layout)
                 try TreeRemover.remove(layout.stagingFolder(id))
                 try POSIX.unlinkIfPresent(layout.contentRecord(id))
             }

@@ -1,3 +1,7 @@
+/// A change to stage in a catalog write (queued for a group commit); returns false when what it meant to
+/// change is gone (removed).
+typealias CatalogChange = @Sendable (inout CatalogChanges) throws -> Bool
+
 /// The changes one catalog write stages: issues put or deleted, folder names claimed or released,
 /// pending-download markers set or cleared. ``Catalog/write(_:)`` applies them all under one lock.
 struct CatalogChanges {

@@ -53,7 +53,7 @@ final class DownloadEngine: Sendable {
         }
     }
 
-    let configuration: Library.Configuration
+    let configuration: Configuration
     let logger: Logger
     private let environment: [String: String]
     private let proxies: ProxySettings
@@ -63,7 +63,7 @@ final class DownloadEngine: Sendable {
     private let injected: HTTPClient?
 
     init(
-        configuration: Library.Configuration, logger: Logger,
+        configuration: Configuration, logger: Logger,
         environment: [String: String] = ProcessInfo.processInfo.environment
     ) {
         self.configuration = configuration

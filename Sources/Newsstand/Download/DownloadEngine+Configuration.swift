@@ -1,0 +1,20 @@
+import AsyncHTTPClient
+import Foundation
+
+extension DownloadEngine {
+    /// What the engine reads: its timeouts, retries, redirects, trust and client. ``Library/Configuration``
+    /// embeds one and adds what belongs to the library (unpacking, flushing), so the engine never reads
+    /// the library's settings.
+    struct Configuration: Sendable {
+        var retry = RetryPolicy()
+        var connectTimeout: Duration = .seconds(15)
+        var readTimeout: Duration = .seconds(60)
+        /// Nil turns the stall limit off.
+        var stallLimit: StallLimit? = .default
+        var maxRedirects = 10
+        /// A client to use instead of the engine's own; the engine never shuts it down.
+        var httpClient: HTTPClient?
+        /// PEM files of CA certificates trusted besides the system's store.
+        var trustedCertificateFiles: [URL] = []
+    }
+}

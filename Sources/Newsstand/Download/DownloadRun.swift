@@ -1,0 +1,385 @@
+import Foundation
+import Synchronization
+
+/// One run of downloads: takes the chosen assets from selected to placed, `jobs` transfers at a time,
+/// committing each durable step. The library makes one per ``Library/download(issues:options:isolation:_:)``
+/// or resume, and keeps it while it runs so that `remove`, `cancelDownload` and `shutdown` can stop its
+/// assets. It holds no catalog state of its own: every step re-reads the catalog under the locks.
+final class DownloadRun: Sendable {
+    /// One asset chosen for a run, with what processing it needs from its issue.
+    struct WorkItem: Sendable {
+        var asset: AssetDownload
+        var issueName: String
+        var folderName: String
+    }
+
+    /// The asset's issue was removed (or is being removed) while it was downloading: the run drops it
+    /// quietly. Internal control flow, so not a `NewsstandError` code.
+    struct AssetRemoved: Error {}
+
+    enum Outcome: Sendable {
+        case finished(AssetDownload, fetched: Int64)
+        case failed(NewsstandError, fetched: Int64)
+        case skipped
+        case interrupted
+        case removed
+    }
+
+    /// The answers to an asset request that mean its (signed) link may have expired.
+    static let expiredLinkStatuses: Set<Int> = [401, 403, 404, 410]
+
+    /// What the run needs from its library: the group commit and, for subscribed issues, a fresh link.
+    struct Hooks: Sendable {
+        /// Applies a catalog change through the library's group commit (false: what it meant to change is gone).
+        var commit: @Sendable (@escaping CatalogChange) async throws -> Bool
+        /// The feed's current URL for an asset whose link expired, if its subscription gives a new one.
+        var refreshedURL: @Sendable (_ assetID: String, _ issueName: String) async -> URL?
+    }
+
+    private let layout: LibraryLayout
+    private let catalog: Catalog
+    private let engine: DownloadEngine
+    private let options: DownloadOptions
+    private let placer: AssetPlacer
+    private let syncDownloads: Bool
+    private let hooks: Hooks
+    private let onEvent: @Sendable (DownloadEvent) -> Void
+    /// `jobs` transfers at a time. Flushing, placing and unpacking a finished asset take a slot of their
+    /// own, so the next transfer starts while the previous file is still being flushed to disk.
+    private let network: AsyncSemaphore
+    private let finishing: AsyncSemaphore
+    /// One budget for the whole run (`DownloadOptions.rateLimit`).
+    private let rateLimiter: RateLimiter?
+    /// The asset tasks still running, by asset identifier.
+    private let tasks = Mutex<[String: Task<Outcome, Never>]>([:])
+
+    init(
+        layout: LibraryLayout, catalog: Catalog, engine: DownloadEngine, unpackLimits: UnpackLimits,
+        syncDownloads: Bool, options: DownloadOptions, hooks: Hooks, onEvent: @escaping @Sendable (DownloadEvent) -> Void
+    ) {
+        self.layout = layout
+        self.catalog = catalog
+        self.engine = engine
+        self.options = options
+        self.placer = AssetPlacer(layout: layout, catalog: catalog, unpackLimits: unpackLimits)
+        self.syncDownloads = syncDownloads
+        self.hooks = hooks
+        self.onEvent = onEvent
+        self.network = AsyncSemaphore(permits: options.jobs)
+        self.finishing = AsyncSemaphore(permits: options.jobs)
+        self.rateLimiter = options.rateLimit.map { RateLimiter(bytesPerSecond: $0) }
+    }
+
+    /// The task downloading `assetID` in this run, if it is still running.
+    func task(for assetID: String) -> Task<Outcome, Never>? {
+        tasks.withLock { $0[assetID] }
+    }
+
+    /// Every asset task still running.
+    var runningTasks: [Task<Outcome, Never>] {
+        tasks.withLock { Array($0.values) }
+    }
+
+    /// Runs every item to its outcome. Cancelling the calling task stops them all (partial files kept).
+    func run(_ items: [WorkItem]) async throws -> DownloadSummary {
+        var summary = DownloadSummary()
+        guard !items.isEmpty else { return summary }
+        let layout = self.layout
+        let catalog = self.catalog
+        try await runBlocking {
+            try POSIX.makeDirectory(layout.downloads)
+            try POSIX.makeDirectory(layout.staging)
+            // Content folders of removals that a crash interrupted after the catalog was updated.
+            try? TreeRemover.remove(layout.trash)
+            DownloadArea.sweep(layout: layout, catalog: catalog)
+            SpaceReserve.ensure(layout)
+        }
+        await withTaskGroup(of: (String, Outcome).self) { group in
+            for item in items {
+                let task = Task { await self.process(item) }
+                tasks.withLock { $0[item.asset.id] = task }
+                group.addTask {
+                    let outcome = await withTaskCancellationHandler {
+                        await task.value
+                    } onCancel: {
+                        task.cancel()
+                    }
+                    return (item.asset.id, outcome)
+                }
+            }
+            while let (id, outcome) = await group.next() {
+                _ = tasks.withLock { $0.removeValue(forKey: id) }
+                switch outcome {
+                case .finished(_, let fetched):
+                    summary.finished.append(id)
+                    summary.bytesReceived += fetched
+                case .failed(let error, let fetched):
+                    summary.failed[id] = error.message
+                    summary.bytesReceived += fetched
+                case .skipped: summary.skipped.append(id)
+                case .interrupted: summary.interrupted.append(id)
+                case .removed: break
+                }
+            }
+        }
+        if Task.isCancelled {
+            summary.interrupted.append(
+                contentsOf: items.map(\.asset.id).filter {
+                    !summary.finished.contains($0) && summary.failed[$0] == nil && !summary.skipped.contains($0)
+                        && !summary.interrupted.contains($0)
+                })
+        }
+        return summary
+    }
+
+    // MARK: - One asset
+
+    /// Takes one asset from wherever it stands to complete: fetch (or find the finished file from a
+    /// run that crashed), verify, then place or unpack, committing each durable step.
+    private func process(_ item: WorkItem) async -> Outcome {
+        let id = item.asset.id
+        let onEvent = self.onEvent
+        let emit: @Sendable (DownloadEvent.Kind) -> Void = { kind in
+            onEvent(DownloadEvent(assetID: id, issueName: item.issueName, url: item.asset.url, kind: kind))
+        }
+        let layout = self.layout
+        let lockPath = layout.assetLock(id)
+        let lock: FileLock?
+        do {
+            lock = try await runBlocking { try FileLock.try(path: lockPath) }
+        } catch {
+            return await fail(item, NewsstandError(.io, "cannot lock \(lockPath): \(error)"), fetched: 0, emit: emit)
+        }
+        guard let lock else {
+            emit(.skipped(reason: "another issues process is downloading it"))
+            return .skipped
+        }
+        defer { withExtendedLifetime(lock) {} }
+
+        var fetched: Int64 = 0
+        do {
+            // Another process may have finished (or removed) it between our selection and our lock.
+            let catalog = self.catalog
+            let latest = try await runBlocking { try catalog.issue(named: item.issueName) }
+            guard let latest, !latest.isBeingRemoved, var asset = latest.assets.first(where: { $0.id == id }) else {
+                return .removed
+            }
+            let contentFolder = layout.contentFolder(item.folderName)
+            if asset.isComplete {
+                emit(.finished(asset.located(in: contentFolder)))
+                return .finished(asset, fetched: 0)
+            }
+            let completed = layout.completedFile(id)
+            var record = ResumeRecord.load(layout.resumeRecord(id))
+            // A finished file left by an earlier run may have been cut short on disk since, or replaced by a
+            // link: checked again before it is trusted, else fetched again from zero.
+            let expected = record?.expectedBytes
+            let sha256 = asset.sha256
+            if POSIX.exists(completed),
+                !(try await runBlocking { AssetPlacer.isIntact(completed, expectedBytes: expected, sha256: sha256) })
+            {
+                try await runBlocking {
+                    try POSIX.unlinkIfPresent(completed)
+                    try POSIX.unlinkIfPresent(layout.resumeRecord(id))
+                }
+                record = nil
+            }
+            if !POSIX.exists(completed), !placer.alreadyPlaced(record, id: id, folder: item.folderName) {
+                let (result, url) = try await fetch(asset, of: item, hasOrigin: latest.origin != nil, emit: emit)
+                // The feed's new link is what the catalog now holds; the commit below must not put back the old.
+                asset.url = url
+                fetched = result.bytesFetched
+                record = result.record
+                let durable = syncDownloads
+                let partialPath = layout.partialFile(id)
+                try await finishing.withPermit {
+                    // Flushed before it is renamed: a `.done` file is complete even after a power cut.
+                    try await runBlocking {
+                        if durable { try POSIX.fsyncFile(partialPath) }
+                        try POSIX.rename(partialPath, completed)
+                    }
+                }
+            }
+            asset.receivedBytes = POSIX.fileSize(completed) ?? record?.expectedBytes ?? asset.receivedBytes
+            asset.expectedBytes = record?.expectedBytes ?? asset.receivedBytes
+            let finalRecord = record
+            let ready = asset
+            let final = try await finishing.withPermit {
+                try await self.place(ready, item: item, record: finalRecord, emit: emit)
+            }
+            // Safe to drop while held: whoever locks a fresh file next re-reads the state and finds it complete.
+            try? POSIX.unlinkIfPresent(lockPath)
+            emit(.finished(final.located(in: contentFolder)))
+            return .finished(final, fetched: fetched)
+        } catch is CancellationError {
+            return .interrupted
+        } catch is AssetRemoved {
+            return .removed
+        } catch let error as NewsstandError {
+            return await fail(item, error, fetched: fetched, emit: emit)
+        } catch {
+            return await fail(
+                item, NewsstandError(.io, "\(item.asset.url.absoluteString): \(error)", underlying: error),
+                fetched: fetched, emit: emit)
+        }
+    }
+
+    /// Fetches the asset into its partial file under a network permit. A subscribed issue's link that
+    /// expired is asked of its feed once, and the partial file continues at the new URL (the engine sends
+    /// If-Range, so no byte already here is fetched again).
+    /// - Returns: The engine's result and the URL the bytes came from.
+    private func fetch(
+        _ asset: AssetDownload, of item: WorkItem, hasOrigin: Bool, emit: @escaping @Sendable (DownloadEvent.Kind) -> Void
+    ) async throws -> (DownloadEngine.Result, URL) {
+        let id = asset.id
+        var job = DownloadEngine.Job(
+            assetID: id, url: asset.url, sha256: asset.sha256, headers: asset.headers,
+            partialPath: layout.partialFile(id), recordPath: layout.resumeRecord(id), rateLimiter: rateLimiter)
+        try Task.checkCancellation()
+        var refreshed = false
+        while true {
+            let attempt = job
+            do {
+                let result = try await network.withPermit {
+                    try Task.checkCancellation()
+                    return try await engine.fetch(attempt) { progress in
+                        switch progress {
+                        case .started(let from, let expected):
+                            emit(.started(resumingFrom: from, expectedBytes: expected))
+                        case .bytes(let received, let expected, let rate):
+                            emit(.progress(receivedBytes: received, expectedBytes: expected, bytesPerSecond: rate))
+                        case .retrying(let attempt, let delay, let reason):
+                            emit(.retrying(attempt: attempt, delay: delay, reason: reason))
+                        }
+                    }
+                }
+                return (result, job.url)
+            } catch let error as NewsstandError
+                where !refreshed && hasOrigin && DownloadRun.expiredLinkStatuses.contains(error.httpStatus ?? 0)
+            {
+                refreshed = true
+                guard let url = await hooks.refreshedURL(id, item.issueName), url != job.url else { throw error }
+                emit(.retrying(attempt: 1, delay: .zero, reason: "\(error.message); the feed now gives \(url.absoluteString)"))
+                job.url = url
+            }
+        }
+    }
+
+    /// Records the failure (the asset stays in the saved list, so that `resume` retries it).
+    private func fail(
+        _ item: WorkItem, _ error: NewsstandError, fetched: Int64, emit: @Sendable (DownloadEvent.Kind) -> Void
+    ) async -> Outcome {
+        let id = item.asset.id
+        let received = POSIX.fileSize(layout.partialFile(id)) ?? POSIX.fileSize(layout.completedFile(id)) ?? 0
+        let commit = hooks.commit
+        func record() async throws -> Bool {
+            try await commit { changes in
+                try changes.updateAsset(id, ofIssueNamed: item.issueName) { asset in
+                    asset.state = .failed
+                    asset.error = error.message
+                    asset.receivedBytes = received
+                }
+            }
+        }
+        var listed: Bool?
+        do {
+            listed = try await record()
+        } catch {
+            // Most likely the disk is full (this very download may have filled it): give up the reserve so that
+            // the failure is stored, rather than leaving the asset `downloading`.
+            if SpaceReserve.release(layout) {
+                listed = try? await record()
+            }
+        }
+        if listed == false { return .removed }
+        emit(.failed(error))
+        return .failed(error, fetched: fetched)
+    }
+
+    /// Places a complete, verified file: unpacks an archive, or moves a plain file into the content
+    /// folder, committing the asset's state around each step.
+    private func place(
+        _ asset: AssetDownload, item: WorkItem, record: ResumeRecord?, emit: @escaping @Sendable (DownloadEvent.Kind) -> Void
+    ) async throws -> AssetDownload {
+        let layout = self.layout
+        let placer = self.placer
+        let id = asset.id
+        let completed = layout.completedFile(id)
+        let target = AssetPlacer.Target(assetID: id, issueName: item.issueName, folderName: item.folderName)
+        var asset = asset
+        // A crash after a kept archive was merged and placed, before the `unpacked` commit: finish the commit.
+        if asset.unpack, asset.isArchive == true, let placed = record?.placedAs,
+            placer.alreadyPlaced(record, id: id, folder: item.folderName)
+        {
+            asset.state = .unpacked
+            asset.fileName = placed
+            asset.error = nil
+            let done = asset
+            try await commitAsset(done, of: item, finished: true)
+            try? await runBlocking { try POSIX.unlinkIfPresent(layout.resumeRecord(id)) }
+            return done
+        }
+        if asset.unpack && POSIX.exists(completed) && ArchiveExtractor.isArchive(at: completed) {
+            asset.state = .downloaded
+            asset.isArchive = true
+            let snapshot = asset
+            try await commitAsset(snapshot, of: item)
+            emit(.unpacking)
+            let keep = options.keepArchives
+            let placedName = try await runBlocking {
+                try placer.unpack(snapshot, into: target, keepingArchive: keep, record: record)
+            }
+            asset.state = .unpacked
+            asset.fileName = placedName
+            asset.error = nil
+            let done = asset
+            try await commitAsset(done, of: item, finished: true)
+            try? await runBlocking {
+                try POSIX.unlinkIfPresent(completed)
+                try POSIX.unlinkIfPresent(layout.resumeRecord(id))
+            }
+            return done
+        }
+        // A plain file (or an archive kept whole).
+        let name: String
+        if let placed = record?.placedAs, placer.alreadyPlaced(record, id: id, folder: item.folderName) {
+            name = placed
+        } else {
+            let plain = asset
+            name = try await runBlocking { try placer.placeFile(of: plain, into: target, record: record) }
+        }
+        asset.state = .downloaded
+        asset.isArchive = false
+        asset.fileName = name
+        asset.error = nil
+        let done = asset
+        try await commitAsset(done, of: item, finished: true)
+        try? await runBlocking { try POSIX.unlinkIfPresent(layout.resumeRecord(id)) }
+        return done
+    }
+
+    private func commitAsset(_ asset: AssetDownload, of item: WorkItem, finished: Bool = false) async throws {
+        let id = asset.id
+        let listed = try await hooks.commit { changes in
+            guard try changes.updateAsset(id, ofIssueNamed: item.issueName, { $0 = asset }) else { return false }
+            if finished { changes.clearPending(id) }
+            return true
+        }
+        if !listed { throw AssetRemoved() }
+    }
+}
+
+extension CatalogChanges {
+    /// Changes the asset with `id` of the named issue (statuses follow when the change is stored).
+    /// - Returns: false when the issue or the asset is gone, or the issue is being removed.
+    mutating func updateAsset(
+        _ id: String, ofIssueNamed name: String, _ change: (inout AssetDownload) -> Void
+    ) throws -> Bool {
+        guard var issue = try issue(named: name), !issue.isBeingRemoved,
+            let index = issue.assets.firstIndex(where: { $0.id == id })
+        else { return false }
+        change(&issue.assets[index])
+        try put(issue)
+        return true
+    }
+}
