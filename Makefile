@@ -135,15 +135,15 @@ FUZZ_SRC_CatalogRecord      := $(N)/Catalog/JSON.swift $(N)/Catalog/JSONWriter.s
                                $(N)/IssueDate.swift $(N)/IssueSummary.swift $(N)/AssetRequest.swift $(N)/RequestHeaders.swift \
                                $(N)/NewsstandError.swift $(N)/Internal/SafePathComponent.swift \
                                $(N)/Internal/LibraryLayout.swift $(N)/Internal/AtomicFile.swift $(N)/Internal/POSIX.swift
-FUZZ_SRC_ContentRange       := $(N)/Download/ResponseHeaders.swift $(N)/Download/HTTPDate.swift
-FUZZ_SRC_RetryAfter         := $(N)/Download/ResponseHeaders.swift $(N)/Download/HTTPDate.swift $(N)/RetryPolicy.swift
+FUZZ_SRC_ContentRange       := $(N)/Download/ResponseHeaders.swift $(N)/Internal/HTTPDate.swift
+FUZZ_SRC_RetryAfter         := $(N)/Download/ResponseHeaders.swift $(N)/Internal/HTTPDate.swift $(N)/RetryPolicy.swift
 FUZZ_SRC_ContentDisposition := $(N)/Download/FileNaming.swift $(N)/Internal/SafePathComponent.swift \
                                $(N)/Download/ResumeRecord.swift $(N)/AssetDownload.swift \
                                $(N)/Internal/AtomicFile.swift $(N)/Internal/POSIX.swift $(N)/NewsstandError.swift
 FUZZ_SRC_ArchivePath        := $(N)/Archive/EntryPathPolicy.swift
 FUZZ_SRC_FeedParser         := $(wildcard $(N)/Feeds/*.swift) $(N)/Catalog/JSON.swift $(N)/AssetRequest.swift $(N)/RequestHeaders.swift \
                                $(N)/AssetDownload.swift $(N)/NewsstandError.swift $(N)/IssueDate.swift \
-                               $(N)/Download/HTTPDate.swift $(N)/Internal/POSIX.swift
+                               $(N)/Internal/HTTPDate.swift $(N)/Internal/POSIX.swift
 
 # Longest input tried: a few catalog records; a header line; a path up to PATH_MAX plus a link target;
 # a feed of a few items.

@@ -47,7 +47,7 @@ extension Library {
     public func subscribe(to url: URL, options: SubscribeOptions = SubscribeOptions()) async throws -> SyncReport {
         let url = try AssetRequest.parseURL(url.absoluteString)
         let mapping = try options.mapping.map { try FeedMapping(json: $0) }
-        if let name = options.name { try Library.validateName(name) }
+        if let name = options.name { try IssueName.validate(name) }
         let store = SubscriptionStore(layout: layout)
         // Fail fast on a duplicate before fetching; checked again under the lock.
         try await runBlocking { try store.checkUnique(name: options.name, url: url, except: nil) }
@@ -62,7 +62,7 @@ extension Library {
         let feedURL = read.url
         let digest = Library.digest(read.body)
         let name = options.name ?? Library.subscriptionName(from: read.document.title, url: feedURL)
-        try Library.validateName(name)
+        try IssueName.validate(name)
 
         let subscription = Subscription(
             id: Library.newAssetID(), name: name, url: feedURL, format: read.document.format, keep: options.keep,
@@ -95,7 +95,7 @@ extension Library {
     /// - Throws: `.subscriptionNotFound`, `.duplicateSubscription` (a rename to a taken name), `.invalidMapping`.
     @discardableResult
     public func changeSubscription(named name: String, _ change: SubscriptionChange) async throws -> Subscription {
-        if let newName = change.name { try Library.validateName(newName) }
+        if let newName = change.name { try IssueName.validate(newName) }
         if let mapping = change.mapping ?? nil { _ = try FeedMapping(json: mapping) }
         let store = SubscriptionStore(layout: layout)
         let catalog = self.catalog
@@ -158,7 +158,34 @@ extension Library {
 
     /// A subscription's default name: the feed's title, else the URL's host.
     static func subscriptionName(from title: String?, url: URL) -> String {
-        let cleaned = cleanTitle(title ?? "")
+        let cleaned = IssueName.fromTitle(title ?? "")
         return cleaned.isEmpty ? (url.host ?? url.absoluteString) : cleaned
+    }
+}
+
+extension Library {
+    /// Subscribes to every feed outline of an OPML file, each with `options` (its name from the outline).
+    /// Tolerant: an entry that fails (a bad URL, a feed that cannot be read, a duplicate) is reported and
+    /// the others go on.
+    /// - Throws: `.invalidFeed` when the data is not OPML at all.
+    public func subscribe(opml data: Data, options: SubscribeOptions = SubscribeOptions()) async throws -> [OPMLEntry] {
+        var entries: [OPMLEntry] = []
+        for outline in try OPMLDocument.outlines(data) {
+            var entry = OPMLEntry(title: outline.title, url: nil, result: .failure(NewsstandError(.invalidURL, "")))
+            do {
+                guard let text = outline.xmlURL else {
+                    throw NewsstandError(.invalidURL, "the outline has no xmlUrl")
+                }
+                let url = try AssetRequest.parseURL(text)
+                entry.url = url
+                var own = options
+                if let title = outline.title, !IssueName.fromTitle(title).isEmpty { own.name = IssueName.fromTitle(title) }
+                entry.result = .success(try await subscribe(to: url, options: own))
+            } catch let error as NewsstandError {
+                entry.result = .failure(error)
+            }
+            entries.append(entry)
+        }
+        return entries
     }
 }

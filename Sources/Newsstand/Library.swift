@@ -237,7 +237,7 @@ public actor Library {
     public func addIssue(
         named name: String, date: IssueDate, assets: [AssetRequest] = [], publication: String? = nil
     ) async throws -> Issue {
-        try Library.validateName(name)
+        try IssueName.validate(name)
         for request in assets { try request.validate() }
         let catalog = self.catalog
         return try await runBlocking {
@@ -342,36 +342,6 @@ public actor Library {
     }
 
     // MARK: - Helpers
-
-    static let maxNameLength = 1024
-
-    static func validateName(_ name: String) throws {
-        if name.allSatisfy(\.isWhitespace) {
-            throw NewsstandError(.invalidIssueName, "an issue name cannot be empty")
-        }
-        if name.utf8.count > maxNameLength {
-            throw NewsstandError(
-                .invalidIssueName,
-                "the issue name is \(name.utf8.count) bytes long; at most \(maxNameLength) are allowed")
-        }
-        // Shown raw, an override makes the name read differently from what it is (and from its folder's name).
-        let isBidiControl = { (scalar: Unicode.Scalar) in
-            (0x202A...0x202E).contains(scalar.value) || (0x2066...0x2069).contains(scalar.value)
-        }
-        if let bad = name.unicodeScalars.first(where: isBidiControl) {
-            throw NewsstandError(
-                .invalidIssueName,
-                "the issue name \"\(ArchiveError.displayable(name))\" contains a bidirectional control character "
-                    + "(U+\(String(bad.value, radix: 16, uppercase: true)))")
-        }
-        if let bad = name.unicodeScalars.first(where: { $0.properties.generalCategory == .control }) {
-            let hex = String(bad.value, radix: 16, uppercase: true)
-            throw NewsstandError(
-                .invalidIssueName,
-                "the issue name \(name.debugDescription) contains a control character (U+\(String(repeating: "0", count: max(0, 4 - hex.count)))\(hex))"
-            )
-        }
-    }
 
     /// A folder name derived from `name`, not taken on disk, not reserved by the library, and not
     /// claimed (case-insensitively) by another issue, including the others of the same change.

@@ -83,7 +83,7 @@ enum IssueExchange {
         guard case .object(let object) = value else { return .failure(.init("not an object")) }
         guard case .string(let name)? = object["name"] else { return .failure(.init("no \"name\" string")) }
         do {
-            try Library.validateName(name)
+            try IssueName.validate(name)
         } catch let error as NewsstandError {
             return .failure(.init(error.message))
         } catch {

@@ -56,33 +56,6 @@ public struct OPMLEntry: Sendable {
     public var result: Result<SyncReport, NewsstandError>
 }
 
-extension Library {
-    /// Subscribes to every feed outline of an OPML file, each with `options` (its name from the outline).
-    /// Tolerant: an entry that fails (a bad URL, a feed that cannot be read, a duplicate) is reported and
-    /// the others go on.
-    /// - Throws: `.invalidFeed` when the data is not OPML at all.
-    public func subscribe(opml data: Data, options: SubscribeOptions = SubscribeOptions()) async throws -> [OPMLEntry] {
-        var entries: [OPMLEntry] = []
-        for outline in try OPMLDocument.outlines(data) {
-            var entry = OPMLEntry(title: outline.title, url: nil, result: .failure(NewsstandError(.invalidURL, "")))
-            do {
-                guard let text = outline.xmlURL else {
-                    throw NewsstandError(.invalidURL, "the outline has no xmlUrl")
-                }
-                let url = try AssetRequest.parseURL(text)
-                entry.url = url
-                var own = options
-                if let title = outline.title, !Library.cleanTitle(title).isEmpty { own.name = Library.cleanTitle(title) }
-                entry.result = .success(try await subscribe(to: url, options: own))
-            } catch let error as NewsstandError {
-                entry.result = .failure(error)
-            }
-            entries.append(entry)
-        }
-        return entries
-    }
-}
-
 extension OPMLDocument {
     /// Every `<outline>` with an `xmlUrl` (any depth: categories nest them), plus outlines of type
     /// rss/atom without one (reported as bad entries, not dropped in silence).
@@ -101,7 +74,7 @@ extension OPMLDocument {
                     let type = tag.attribute("type")?.lowercased()
                     guard url != nil || type == "rss" || type == "atom" else { continue }
                     let title = tag.attribute("title") ?? tag.attribute("text")
-                    outlines.append(Outline(title: title.map(Library.cleanTitle), xmlURL: url))
+                    outlines.append(Outline(title: title.map(IssueName.fromTitle), xmlURL: url))
                 }
             } catch let error as XMLTokenizer.SyntaxError {
                 throw NewsstandError(.invalidFeed, "not a readable OPML file: \(error)")

@@ -84,29 +84,12 @@ extension Library {
     static func issueNameCandidates(title: String?, date: IssueDate, itemID: String, subscription: Subscription)
         -> [String]
     {
-        var base = cleanTitle(title ?? "")
+        var base = IssueName.fromTitle(title ?? "")
         if base.isEmpty { base = "\(subscription.name) \(date)" }
         let short = digest(Data(itemID.utf8)).prefix(6)
         var names = [base, "\(base) (\(date))", "\(base) (\(date), \(short))"]
         names += (2...20).map { "\(base) (\(date), \(short)) \($0)" }
         return names
-    }
-
-    /// A title as an issue name: control characters and runs of white space become one space, at most
-    /// 200 characters.
-    static func cleanTitle(_ title: String) -> String {
-        var out = ""
-        var space = false
-        for scalar in title.unicodeScalars {
-            if scalar.properties.isWhitespace || scalar.properties.generalCategory == .control {
-                space = !out.isEmpty
-                continue
-            }
-            if space { out.unicodeScalars.append(" ") }
-            space = false
-            out.unicodeScalars.append(scalar)
-        }
-        return out.count > 200 ? String(out.prefix(200)) : out
     }
 
     /// Points an issue's unfinished assets at the feed's current URLs (matched by URL without query, then
