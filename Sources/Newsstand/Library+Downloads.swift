@@ -176,9 +176,4 @@ extension Library {
         defer { activeRuns[key] = nil }
         return try await run.run(items)
     }
-
-    /// The tasks of this process's runs still downloading `assetIDs`.
-    func runningTasks(for assetIDs: [String]) -> [Task<DownloadRun.Outcome, Never>] {
-        activeRuns.values.flatMap { run in assetIDs.compactMap { run.task(for: $0) } }
-    }
 }

@@ -139,6 +139,11 @@ public actor Library {
         return engine
     }
 
+    /// The tasks of this process's runs still downloading `assetIDs`.
+    func runningTasks(for assetIDs: [String]) -> [Task<DownloadRun.Outcome, Never>] {
+        activeRuns.values.flatMap { run in assetIDs.compactMap { run.task(for: $0) } }
+    }
+
     // MARK: - Reading
 
     /// Every issue's summary, newest date first (then by name), read from the catalog's index: the
