@@ -57,11 +57,18 @@ public struct DownloadOptions: Sendable, Hashable {
     /// The most bytes per second the whole run receives, across all its transfers (`nil`: no limit).
     /// Held over windows of a few seconds, by reading more slowly rather than buffering.
     public var rateLimit: Int64?
+    /// How many connections one large asset is fetched over, one byte range each (1: off). Only an asset of
+    /// at least 8 MiB from a server that honours ranges and names its version (a strong ETag or
+    /// Last-Modified, sent back in `If-Range`) is split, into ranges of at least 4 MiB; anything else, or
+    /// any disagreement between the ranges, uses one connection. A segmented asset takes one of the `jobs`
+    /// slots. Its ranges resume after a crash, whatever this is set to then.
+    public var segments: Int
 
     /// Creates options.
-    public init(jobs: Int = 4, keepArchives: Bool = false, rateLimit: Int64? = nil) {
+    public init(jobs: Int = 4, keepArchives: Bool = false, rateLimit: Int64? = nil, segments: Int = 1) {
         self.jobs = max(1, jobs)
         self.keepArchives = keepArchives
         self.rateLimit = rateLimit.map { max(1, $0) }
+        self.segments = min(max(1, segments), 16)
     }
 }

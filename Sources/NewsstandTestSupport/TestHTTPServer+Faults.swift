@@ -52,6 +52,9 @@ public struct Faults: Sendable, Equatable {
     public var omitETag: Bool
     /// Answer a `Range` with 206 even when `If-Range` no longer holds, as a broken cache or proxy does.
     public var ignoreIfRange: Bool
+    /// Honour `Range` on only this many requests that carry one, then answer the later ones as
+    /// ``ignoreRange`` does (a server, or a node behind one name, that stops honouring ranges).
+    public var honourRangeRequests: Int?
 
     /// Creates a fault set; every default means "behave normally".
     public init(
@@ -72,7 +75,8 @@ public struct Faults: Sendable, Equatable {
         contentDisposition: String? = nil,
         weakETag: Bool = false,
         omitETag: Bool = false,
-        ignoreIfRange: Bool = false
+        ignoreIfRange: Bool = false,
+        honourRangeRequests: Int? = nil
     ) {
         self.cutAfterBytes = cutAfterBytes
         self.cutResponses = cutResponses
@@ -92,6 +96,7 @@ public struct Faults: Sendable, Equatable {
         self.weakETag = weakETag
         self.omitETag = omitETag
         self.ignoreIfRange = ignoreIfRange
+        self.honourRangeRequests = honourRangeRequests
     }
 
     /// No fault at all.
@@ -103,4 +108,5 @@ struct FaultProgress: Sendable {
     var unavailableSent = 0
     var statusSent = 0
     var cutsDone = 0
+    var rangedRequests = 0
 }

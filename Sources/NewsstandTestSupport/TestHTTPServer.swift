@@ -342,9 +342,13 @@ final class ServerCore: Sendable {
     func route(path: String, request: RecordedRequest) -> Route {
         state.withLock { state in
             state.stats[path, default: PathStats()].requests.append(request)
-            let faults = state.faults[path] ?? state.defaultFaults
+            var faults = state.faults[path] ?? state.defaultFaults
             var progress = state.progress[path] ?? FaultProgress()
             defer { state.progress[path] = progress }
+            if let honoured = faults.honourRangeRequests, request.header("Range") != nil {
+                if progress.rangedRequests >= honoured { faults.ignoreRange = true }
+                progress.rangedRequests += 1
+            }
 
             if let rule = state.signatures[path], Self.signature(in: request.uri) != rule.valid {
                 return .simple(SimpleResponse(status: .forbidden, text: "signature expired"))

@@ -259,6 +259,26 @@ struct TestHTTPServerTests {
         }
     }
 
+    /// Ranges are honoured for the first N requests that carry one, then ignored; requests without
+    /// a Range do not count.
+    @Test func honourRangeRequestsStopsHonouringAfterN() async throws {
+        let body = serverTestRandomBytes(5_000)
+        try await withTestServer { server in
+            server.serve("/a.bin", bytes: body)
+            server.setFaults("/a.bin", Faults(honourRangeRequests: 1))
+            let plain = try await curl(server.url("/a.bin"))
+            #expect(plain.status == 200)
+            let first = try await curl(server.url("/a.bin"), ["-H", "Range: bytes=1000-1999"])
+            #expect(first.status == 206)
+            expectBytes(first.body, Array(body[1000..<2000]))
+            #expect(first.header("Content-Range") == "bytes 1000-1999/5000")
+            let second = try await curl(server.url("/a.bin"), ["-H", "Range: bytes=1000-1999"])
+            #expect(second.status == 200)
+            expectBytes(second.body, body)
+            #expect(second.header("Content-Range") == nil)
+        }
+    }
+
     @Test func cutOnceThenWholeAndResumable() async throws {
         let body = serverTestRandomBytes(300_000)
         try await withTestServer { server in

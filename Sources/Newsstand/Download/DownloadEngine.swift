@@ -23,6 +23,10 @@ final class DownloadEngine: Sendable {
         var recordPath: String
         /// The run's bandwidth budget, shared by every transfer of the run.
         var rateLimiter: RateLimiter? = nil
+        /// Connections to fetch a large asset over in byte ranges (1: one connection).
+        var segments = 1
+        /// Flush the partial file before each save of a segment plan (see ``SegmentTracker``).
+        var durable = false
     }
 
     struct Result: Sendable {
@@ -226,6 +230,13 @@ final class DownloadEngine: Sendable {
     /// Downloads `job` into its partial file until the whole body is there, retrying transient failures.
     /// - Throws: `NewsstandError` for permanent failures, `CancellationError` when cancelled.
     func fetch(_ job: Job, progress: @escaping @Sendable (Progress) -> Void) async throws -> Result {
+        // A segment plan on disk is always continued in segments (its partial file has holes); otherwise
+        // segments are tried when asked for, and anything they cannot use falls back to one connection here.
+        if job.segments > 1 || ResumeRecord.load(job.recordPath)?.segments != nil,
+            let result = try await fetchSegmented(job, progress: progress)
+        {
+            return result
+        }
         let hashing = job.sha256 != nil
         let sink = try await runBlocking {
             try FileSink(path: job.partialPath, recordPath: job.recordPath, hashing: hashing)
@@ -283,7 +294,9 @@ final class DownloadEngine: Sendable {
                     let request = try request(
                         for: hop.url, route: hop.route,
                         headers: DownloadEngine.hopHeaders(headers, adding: job.headers, from: job.url, to: hop.url))
-                    outcome = try await execute(request, delegate: delegate, route: hop.route)
+                    let current = delegate
+                    outcome = try await execute(
+                        request, delegate: current, route: hop.route, received: { current.receivedBytes })
                     guard case .redirect(let location) = outcome else { break }
                     // Range and If-Range go along: the validator still names the bytes on disk.
                     guard let next = URL(string: location, relativeTo: hop.url)?.absoluteURL,
@@ -368,7 +381,7 @@ final class DownloadEngine: Sendable {
         }
     }
 
-    private func verify(_ job: Job, digest: String?) throws {
+    func verify(_ job: Job, digest: String?) throws {
         guard let expected = job.sha256 else { return }
         guard let digest, digest == expected.lowercased() else {
             throw NewsstandError(
@@ -378,12 +391,13 @@ final class DownloadEngine: Sendable {
         }
     }
 
-    private func execute(_ request: HTTPClient.Request, delegate: ResponseDelegate, route: Route) async throws
-        -> AttemptOutcome
-    {
+    /// Runs one request under the stall watch (which reads `received`), cancelled with the calling task.
+    func execute<Delegate: HTTPClientResponseDelegate & Sendable>(
+        _ request: HTTPClient.Request, delegate: Delegate, route: Route, received: @escaping @Sendable () -> Int64
+    ) async throws -> Delegate.Response where Delegate.Response: Sendable {
         let task = try await client(for: route).execute(request: request, delegate: delegate, logger: logger)
         let watch = configuration.stallLimit.map { limit in
-            StallWatch(limit: limit, received: { delegate.receivedBytes }, stop: { task.cancel() })
+            StallWatch(limit: limit, received: received, stop: { task.cancel() })
         }
         defer { watch?.cancel() }
         do {

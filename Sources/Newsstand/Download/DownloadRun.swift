@@ -234,7 +234,8 @@ final class DownloadRun: Sendable {
         let id = asset.id
         var job = DownloadEngine.Job(
             assetID: id, url: asset.url, sha256: asset.sha256, headers: asset.headers,
-            partialPath: layout.partialFile(id), recordPath: layout.resumeRecord(id), rateLimiter: rateLimiter)
+            partialPath: layout.partialFile(id), recordPath: layout.resumeRecord(id), rateLimiter: rateLimiter,
+            segments: options.segments, durable: syncDownloads)
         try Task.checkCancellation()
         var refreshed = false
         while true {

@@ -20,6 +20,8 @@ final class FileSink: Sendable {
     private let fd: Int32
     private let queue: DispatchQueue
     private let hashing: Bool
+    /// Called on the sink's queue after each write has landed, with the new end of the written bytes.
+    private let landed: (@Sendable (Int64) -> Void)?
     private static let highWater = 4 << 20
     private static let lowWater = 1 << 20
     /// Writeback is started every this many bytes, so the final fsync finds little left to flush.
@@ -38,19 +40,32 @@ final class FileSink: Sendable {
 
     /// Opens (creating) the partial file. When `hashing`, the bytes already in it are hashed first, so the
     /// digest at the end covers the whole file even across a resume. Blocking.
-    init(path: String, recordPath: String, hashing: Bool) throws {
+    /// - Parameters:
+    ///   - offset: Where writing starts, for one range of a segmented download (which never hashes as it
+    ///     goes: its ranges arrive out of order); nil appends at the end of the file.
+    ///   - landed: Called after each write has landed, with the new end of the written bytes.
+    init(
+        path: String, recordPath: String, hashing: Bool, at offset: Int64? = nil,
+        landed: (@Sendable (Int64) -> Void)? = nil
+    ) throws {
         self.path = path
         self.recordPath = recordPath
-        self.hashing = hashing
+        self.hashing = hashing && offset == nil
+        self.landed = landed
         self.queue = DispatchQueue(label: "newsstand.file-sink")
         fd = try FileSink.openPartial(path)
         var initial = State()
         var hasher: SHA256?
         do {
-            var info = stat()
-            guard fstat(fd, &info) == 0 else { throw NewsstandError.posix(errno, "cannot read", path: path) }
-            initial.size = Int64(info.st_size)
-            if hashing { hasher = try FileSink.hashExisting(path: path, bytes: initial.size) }
+            if let offset {
+                initial.size = offset
+                initial.writebackStart = offset
+            } else {
+                var info = stat()
+                guard fstat(fd, &info) == 0 else { throw NewsstandError.posix(errno, "cannot read", path: path) }
+                initial.size = Int64(info.st_size)
+                if self.hashing { hasher = try FileSink.hashExisting(path: path, bytes: initial.size) }
+            }
         } catch {
             _ = close(fd)
             throw error
@@ -63,7 +78,7 @@ final class FileSink: Sendable {
         _ = close(fd)
     }
 
-    /// The file size the writer has reached (after every queued write has landed, once `drain` returned).
+    /// The end of the bytes written: the file size the writer has reached, or for a range, its cursor (after every queued write has landed, once `drain` returned).
     var size: Int64 { state.withLock { $0.size } }
 
     /// Empties the file and saves `record` before any byte of the new body is written. Runs in order
@@ -122,6 +137,7 @@ final class FileSink: Sendable {
                     return (state.writebackStart, state.size - state.writebackStart)
                 }
                 if let (start, count) = kick { _ = newsstand_start_writeback(self.fd, start, count) }
+                if let landed = self.landed { landed(offset + Int64(bytes.count)) }
             }
         }
         return outcome ?? eventLoop.makeSucceededVoidFuture()

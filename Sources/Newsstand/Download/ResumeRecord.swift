@@ -12,6 +12,9 @@ struct ResumeRecord: Codable, Sendable, Hashable {
     var contentDisposition: String?
     /// The name the finished file is being moved to in the content folder (set just before the move).
     var placedAs: String?
+    /// The ranges of a segmented download and how far each has come. With a plan the partial file has
+    /// holes, so its size says nothing: only the plan does.
+    var segments: SegmentPlan?
 
     init(
         url: String, etag: String? = nil, lastModified: String? = nil, expectedBytes: Int64? = nil,

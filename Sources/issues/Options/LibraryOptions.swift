@@ -104,6 +104,18 @@ struct DownloadRunOptions: ParsableArguments {
             valueName: "rate"))
     var limitRate: ByteSize?
 
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Fetch each large asset over this many connections at once, one byte range each.",
+            discussion: """
+                For servers that cap each connection. Only assets of at least 8 MiB from a server that \
+                honours ranges and names a version (ETag or Last-Modified) are split, into ranges of at \
+                least 4 MiB; anything else uses one connection. 1 (the default) turns it off.
+                """,
+            valueName: "count"))
+    var segments: Int = 1
+
     @Flag(
         name: .long,
         help: ArgumentHelp(
@@ -123,6 +135,9 @@ struct DownloadRunOptions: ParsableArguments {
             throw ValidationError("--stall-seconds must be between 1 and 86400 (got \(stallSeconds))")
         }
         if let limitRate, limitRate.bytes < 1 { throw ValidationError("--limit-rate must be positive") }
+        guard (1...16).contains(segments) else {
+            throw ValidationError("--segments must be between 1 and 16 (got \(segments))")
+        }
     }
 
     var configuration: Library.Configuration {
@@ -138,7 +153,7 @@ struct DownloadRunOptions: ParsableArguments {
     }
 
     var downloadOptions: DownloadOptions {
-        DownloadOptions(jobs: jobs, keepArchives: keepArchive, rateLimit: limitRate?.bytes)
+        DownloadOptions(jobs: jobs, keepArchives: keepArchive, rateLimit: limitRate?.bytes, segments: segments)
     }
 }
 

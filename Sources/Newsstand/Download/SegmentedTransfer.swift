@@ -1,0 +1,326 @@
+import AsyncHTTPClient
+import Foundation
+import Logging
+import NIOHTTP1
+import Synchronization
+
+/// Segmented downloads (`--segments N`): one asset over N connections, each fetching its own byte range
+/// into the one partial file.
+///
+/// A probe for the first byte decides: only a 206 naming the full size, with a strong ETag or a
+/// Last-Modified to send in `If-Range`, for a resource of at least two minimum segments, is split. Each
+/// range must come back as exactly that range of that version; any disagreement (a 200, a changed
+/// validator, a wrong `Content-Range`) throws the partial file away and returns nil, and the caller
+/// starts over on one connection, so bytes of two versions are never joined. The plan and each range's
+/// progress live in the resume record, saved only for bytes that have landed, so `kill -9` resumes every
+/// range where its bytes end. The SHA-256 is computed from the finished file (ranges arrive out of order).
+extension DownloadEngine {
+    /// Fetches `job` in segments.
+    /// - Returns: The result, or nil when the asset is to be fetched on one connection instead (nothing of a
+    ///   plan is left on disk then).
+    /// - Throws: `NewsstandError` for permanent failures (the plan is kept for a resume), `CancellationError`.
+    func fetchSegmented(_ job: Job, progress: @escaping @Sendable (Progress) -> Void) async throws -> Result? {
+        let saved = ResumeRecord.load(job.recordPath)
+        let fileSize = POSIX.fileSize(job.partialPath) ?? 0
+        if let plan = saved?.segments, !plan.isConsistent(fileSize: fileSize) {
+            logger.debug("dropping an inconsistent segment plan for \(job.url.absoluteString)")
+            try await discard(job)
+            return nil
+        }
+        // A partial file from one connection is continued on one connection.
+        if saved?.segments == nil, fileSize > 0 { return nil }
+
+        let probe: Probe
+        do {
+            guard let answer = try await self.probe(job) else {
+                if saved?.segments != nil { try await discard(job) }
+                return nil
+            }
+            probe = answer
+        } catch let error where saved?.segments == nil && !(error is CancellationError) {
+            // Nothing planned yet: the one-connection path meets the same failure with its own retries.
+            return nil
+        }
+        let plan: SegmentPlan
+        if let kept = saved?.segments, kept.total == probe.total, kept.validator == probe.validator {
+            plan = kept
+        } else {
+            if saved?.segments != nil { try await discard(job) }
+            let fresh = SegmentPlan(total: probe.total, validator: probe.validator, count: max(job.segments, 1))
+            guard fresh.segments.count > 1 else { return nil }
+            plan = fresh
+        }
+        let remaining = plan.total - plan.received
+        let folder = (job.partialPath as NSString).deletingLastPathComponent
+        if let figures = FreeSpace.shortfall(needing: remaining, at: folder) {
+            throw NewsstandError(
+                .insufficientSpace,
+                FreeSpace.message("to download \(job.url.absoluteString)", needing: remaining, figures: figures, path: folder))
+        }
+        var record = ResumeRecord(
+            url: job.url.absoluteString, etag: probe.etag, lastModified: probe.lastModified, expectedBytes: plan.total,
+            contentDisposition: probe.contentDisposition)
+        record.segments = plan
+        let base = record
+        try await runBlocking { try base.save(job.recordPath) }
+
+        let tracker = SegmentTracker(plan: plan, record: base, job: job)
+        let startedAt = ContinuousClock.now
+        let throttle = ProgressThrottle(start: startedAt, baseline: plan.received, bodyStart: 0)
+        progress(.started(resumingFrom: plan.received, expected: plan.total))
+        let onBytes: @Sendable (Int) -> Void = { count in
+            let total = tracker.receive(count)
+            if let rate = throttle.shouldReport(total: total) {
+                progress(.bytes(received: total, expected: plan.total, bytesPerSecond: rate))
+            }
+        }
+        do {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for index in plan.segments.indices where !plan.segments[index].isDone {
+                    group.addTask {
+                        try await self.fetchSegment(
+                            index, of: job, plan: plan, target: probe.target, tracker: tracker, onBytes: onBytes,
+                            progress: progress)
+                    }
+                }
+                do {
+                    try await group.waitForAll()
+                } catch {
+                    group.cancelAll()
+                    try? await group.waitForAll()
+                    throw error
+                }
+            }
+        } catch let disagreement as SegmentDisagreement {
+            logger.debug("starting \(job.url.absoluteString) over on one connection: \(disagreement.reason)")
+            try await discard(job)
+            return nil
+        } catch {
+            // Cancelled or failed: what landed is saved for a resume.
+            try? await runBlocking { try tracker.save() }
+            throw error
+        }
+        // Every range is whole: no plan is needed any more, and the record reads as a plain complete one.
+        try await runBlocking { try base.withoutSegments.save(job.recordPath) }
+        let size = POSIX.fileSize(job.partialPath) ?? 0
+        guard size == plan.total else {
+            try await discard(job)
+            throw NewsstandError(.lengthMismatch, "\(job.url.absoluteString) came to \(size) of \(plan.total) bytes")
+        }
+        if job.sha256 != nil {
+            let path = job.partialPath
+            let digest = try await runBlocking { CatalogVerifier.sha256(of: path) }
+            do {
+                try verify(job, digest: digest)
+            } catch {
+                try await discard(job)
+                throw error
+            }
+        }
+        progress(.bytes(received: size, expected: size, bytesPerSecond: throttle.finalRate(total: size)))
+        return Result(size: size, record: base.withoutSegments, bytesFetched: tracker.fetched)
+    }
+
+    /// What the probe learned: where the bytes are (after redirects) and which version they are.
+    struct Probe: Sendable {
+        var target: Hop
+        var total: Int64
+        var validator: String
+        var etag: String?
+        var lastModified: String?
+        var contentDisposition: String?
+    }
+
+    /// Asks for the first byte, following redirects.
+    /// - Returns: The probe, or nil when the answer does not allow segments.
+    private func probe(_ job: Job) async throws -> Probe? {
+        var hop = Hop(url: job.url, route: .direct)
+        var visited: Set<String> = [job.url.absoluteString]
+        while true {
+            try Task.checkCancellation()
+            hop.route = try route(for: hop.url)
+            var headers = DownloadEngine.baseHeaders
+            headers.add(name: "Range", value: "bytes=0-0")
+            let request = try request(
+                for: hop.url, route: hop.route,
+                headers: DownloadEngine.hopHeaders(headers, adding: job.headers, from: job.url, to: hop.url))
+            let delegate = ProbeDelegate()
+            do {
+                _ = try await execute(request, delegate: delegate, route: hop.route, received: { 0 })
+            } catch is ProbeDelegate.Stop {}
+            guard let answer = delegate.answer else { return nil }
+            if [301, 302, 303, 307, 308].contains(answer.status), let location = answer.headers.first(name: "location"),
+                let next = URL(string: location, relativeTo: hop.url)?.absoluteURL,
+                ["http", "https"].contains(next.scheme?.lowercased() ?? ""),
+                visited.count <= configuration.maxRedirects, visited.insert(next.absoluteString).inserted
+            {
+                hop.url = next
+                continue
+            }
+            guard answer.status == 206,
+                let range = ContentRange(answer.headers.first(name: "content-range") ?? ""), range.start == 0,
+                let total = range.total, total >= 2 * SegmentPlan.minimumSegment
+            else { return nil }
+            let etag = answer.headers.first(name: "etag")
+            let lastModified = answer.headers.first(name: "last-modified")
+            let record = ResumeRecord(url: job.url.absoluteString, etag: etag, lastModified: lastModified)
+            guard let validator = record.ifRangeValidator else { return nil }
+            return Probe(
+                target: hop, total: total, validator: validator, etag: etag, lastModified: lastModified,
+                contentDisposition: answer.headers.first(name: "content-disposition"))
+        }
+    }
+
+    /// Fetches what is left of one range, retrying transient failures as the one-connection path does.
+    private func fetchSegment(
+        _ index: Int, of job: Job, plan: SegmentPlan, target: Hop, tracker: SegmentTracker,
+        onBytes: @escaping @Sendable (Int) -> Void, progress: @escaping @Sendable (Progress) -> Void
+    ) async throws {
+        var failuresWithoutProgress = 0
+        while true {
+            try Task.checkCancellation()
+            let segment = tracker.segment(index)
+            if segment.isDone { return }
+            let path = job.partialPath
+            let recordPath = job.recordPath
+            let sink = try await runBlocking {
+                try FileSink(path: path, recordPath: recordPath, hashing: false, at: segment.next) { end in
+                    tracker.landed(index, at: end)
+                }
+            }
+            var headers = DownloadEngine.baseHeaders
+            headers.add(name: "Range", value: segment.rangeHeader)
+            headers.add(name: "If-Range", value: plan.validator)
+            let delegate = SegmentDelegate(
+                plan: plan, segment: segment, sink: sink, rateLimiter: job.rateLimiter, onBytes: onBytes)
+            do {
+                let request = try request(
+                    for: target.url, route: target.route,
+                    headers: DownloadEngine.hopHeaders(headers, adding: job.headers, from: job.url, to: target.url))
+                try await execute(request, delegate: delegate, route: target.route, received: { delegate.receivedBytes })
+                _ = try await sink.drain()
+                tracker.addFetched(delegate.receivedBytes)
+                if tracker.segment(index).isDone { return }
+                throw NewsstandError(.lengthMismatch, "\(job.url.absoluteString): a range ended early")
+            } catch let error as SegmentDisagreement {
+                _ = try? await sink.drain()
+                throw error
+            } catch {
+                _ = try? await sink.drain()
+                if Task.isCancelled || error is CancellationError { throw CancellationError() }
+                if !(error is NewsstandError) { tracker.addFetched(delegate.receivedBytes) }
+                let classified = DownloadEngine.classify(error, url: job.url, hop: target)
+                guard classified.isTransient else { throw classified.error }
+                let madeProgress = tracker.segment(index).next > segment.next && !(error is StallFailure)
+                failuresWithoutProgress = madeProgress ? 0 : failuresWithoutProgress + 1
+                if failuresWithoutProgress >= configuration.retry.maxAttemptsWithoutProgress {
+                    throw NewsstandError(
+                        classified.error.code,
+                        "\(classified.error.message) (gave up after \(failuresWithoutProgress) attempts without progress)",
+                        underlying: error, errno: classified.error.errno, httpStatus: classified.error.httpStatus)
+                }
+                let delay = configuration.retry.delay(
+                    attempt: max(failuresWithoutProgress, 1), retryAfter: classified.retryAfter, madeProgress: madeProgress)
+                progress(.retrying(attempt: failuresWithoutProgress, delay: delay, reason: classified.error.message))
+                try await Task.sleep(for: delay)
+            }
+        }
+    }
+
+    /// Deletes the partial file and its record: the next attempt starts from zero.
+    private func discard(_ job: Job) async throws {
+        let (partial, record) = (job.partialPath, job.recordPath)
+        try await runBlocking {
+            try POSIX.unlinkIfPresent(partial)
+            try POSIX.unlinkIfPresent(record)
+        }
+    }
+
+    /// The headers every request of the engine carries.
+    static var baseHeaders: HTTPHeaders {
+        var headers = HTTPHeaders()
+        headers.add(name: "User-Agent", value: "issues/\(NewsstandInfo.version)")
+        headers.add(name: "Accept-Encoding", value: "identity")
+        return headers
+    }
+}
+
+/// The ranges' progress, shared by their transfers: the bytes received (for progress events) and the
+/// bytes landed on disk (for the plan in the resume record).
+///
+/// The record is saved from the sinks' queues once a range has landed another MiB since its last save,
+/// so a `kill -9` refetches at most about 1 MiB per range. With `durable` the partial file is flushed first
+/// (and saves come at most five times a second), so the plan never claims bytes a power cut could lose.
+final class SegmentTracker: Sendable {
+    private struct State {
+        var plan: SegmentPlan
+        var savedNext: [Int64]
+        var lastSave: ContinuousClock.Instant
+        var received: Int64
+        var fetched: Int64 = 0
+    }
+    private let state: Mutex<State>
+    /// Orders the saves: a later snapshot never lands before an earlier one.
+    private let saving = Mutex<Void>(())
+    private let record: ResumeRecord
+    private let job: DownloadEngine.Job
+    private static let saveStep: Int64 = 1 << 20
+
+    init(plan: SegmentPlan, record: ResumeRecord, job: DownloadEngine.Job) {
+        state = Mutex(
+            State(
+                plan: plan, savedNext: plan.segments.map(\.next), lastSave: .now, received: plan.received))
+        self.record = record
+        self.job = job
+    }
+
+    func segment(_ index: Int) -> SegmentPlan.Segment { state.withLock { $0.plan.segments[index] } }
+
+    /// Bytes fetched over the network by this run (for the summary).
+    var fetched: Int64 { state.withLock { $0.fetched } }
+
+    func addFetched(_ bytes: Int64) { state.withLock { $0.fetched += bytes } }
+
+    /// Counts bytes received (not yet landed). - Returns: The asset's bytes received so far.
+    func receive(_ count: Int) -> Int64 {
+        state.withLock { state in
+            state.received += Int64(count)
+            return state.received
+        }
+    }
+
+    /// A range's bytes have landed up to `end`; saves the plan when it is due.
+    func landed(_ index: Int, at end: Int64) {
+        let due = state.withLock { state -> Bool in
+            state.plan.segments[index].next = end
+            let done = end >= state.plan.segments[index].end
+            guard done || end - state.savedNext[index] >= SegmentTracker.saveStep else { return false }
+            return !job.durable || done || ContinuousClock.now - state.lastSave >= .milliseconds(200)
+        }
+        if due { try? save() }
+    }
+
+    /// Saves the plan as it stands (every cursor in it has landed). Blocking.
+    func save() throws {
+        try saving.withLock { _ in
+            if job.durable { try POSIX.fsyncFile(job.partialPath) }
+            let plan = state.withLock { state -> SegmentPlan in
+                state.savedNext = state.plan.segments.map(\.next)
+                state.lastSave = .now
+                return state.plan
+            }
+            var updated = record
+            updated.segments = plan
+            try updated.save(job.recordPath)
+        }
+    }
+}
+
+extension ResumeRecord {
+    /// The record with no segment plan: what a finished segmented download leaves.
+    var withoutSegments: ResumeRecord {
+        var copy = self
+        copy.segments = nil
+        return copy
+    }
+}

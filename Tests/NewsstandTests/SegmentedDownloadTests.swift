@@ -1,0 +1,225 @@
+import Foundation
+import NewsstandTestSupport
+import Testing
+
+@testable import Newsstand
+
+/// `--segments N` against the test server's faults: every case ends with the exact bytes of one
+/// version, and the server's own counters bound what was fetched twice.
+@Suite(.timeLimit(.minutes(5))) struct SegmentedDownloadTests {
+    static let size = 12 << 20  // three 4 MiB ranges
+
+    func openLibrary(_ root: URL) async throws -> Library {
+        var configuration = Library.Configuration()
+        configuration.retry = RetryPolicy(
+            maxAttemptsWithoutProgress: 4, baseDelay: .milliseconds(20), maxDelay: .milliseconds(100))
+        configuration.syncDownloads = false
+        return try await Library.open(at: root, configuration: configuration)
+    }
+
+    /// Downloads `path` with `segments` and returns the placed bytes and the summary.
+    func download(
+        _ server: TestHTTPServer, _ path: String, root: URL, sha256: String? = nil, segments: Int = 4
+    ) async throws -> ([UInt8]?, DownloadSummary) {
+        let library = try await openLibrary(root)
+        let url = try #require(URL(string: server.url(path)))
+        try await library.addIssue(
+            named: "Issue", date: IssueDate(year: 2026, month: 11, day: 23)!,
+            assets: [AssetRequest(url: url, sha256: sha256, unpack: false)])
+        let summary = try await library.download(options: DownloadOptions(segments: segments))
+        try await library.shutdown()
+        let issue = try #require(try await library.issue(named: "Issue"))
+        guard let name = issue.assets.first?.fileName else { return (nil, summary) }
+        let file = library.contentURL(for: issue).appendingPathComponent(name)
+        return (Array(try Data(contentsOf: file)), summary)
+    }
+
+    /// The requests after the probe: the ranges, each with `If-Range`.
+    func rangeRequests(_ server: TestHTTPServer, _ path: String) -> [RecordedRequest] {
+        server.requests(path).filter { $0.header("range") != nil && $0.header("range") != "bytes=0-0" }
+    }
+
+    @Test func fetchesEachRangeOnItsOwnConnectionWithIfRange() async throws {
+        try await withTestServer { server in
+            let body = patternBytes(count: Self.size, seed: 1)
+            server.serve("/big.bin", bytes: body, etag: "\"v1\"")
+            try await withTemporaryDirectory { root in
+                let (bytes, summary) = try await download(server, "/big.bin", root: root, sha256: sha256Hex(body))
+                #expect(summary.failed.isEmpty, "\(summary.failed)")
+                #expect(bytes == body)
+                let ranges = rangeRequests(server, "/big.bin").compactMap { $0.header("range") }.sorted()
+                #expect(ranges == ["bytes=0-4194303", "bytes=4194304-8388607", "bytes=8388608-12582911"])
+                #expect(rangeRequests(server, "/big.bin").allSatisfy { $0.header("if-range") == "\"v1\"" })
+                // The probe's one byte is the only one fetched twice.
+                #expect(server.bodyBytesSent("/big.bin") == body.count + 1)
+                let leftovers = try FileManager.default.contentsOfDirectory(
+                    atPath: root.appendingPathComponent(".downloads").path)
+                #expect(leftovers.filter { !$0.hasSuffix(".lock") }.isEmpty, "\(leftovers)")
+            }
+        }
+    }
+
+    /// A cut in one range retries that range alone, from where its bytes end.
+    @Test func aCutInOneRangeResumesThatRangeOnly() async throws {
+        try await withTestServer { server in
+            let body = patternBytes(count: Self.size, seed: 2)
+            server.serve("/big.bin", bytes: body)
+            server.setFaults("/big.bin", Faults(cutAfterBytes: 1 << 20))
+            try await withTemporaryDirectory { root in
+                let (bytes, summary) = try await download(server, "/big.bin", root: root, sha256: sha256Hex(body))
+                #expect(summary.failed.isEmpty, "\(summary.failed)")
+                #expect(bytes == body)
+                let ranges = rangeRequests(server, "/big.bin").compactMap { $0.header("range") }
+                #expect(ranges.count == 4)
+                // The range continues from the bytes that landed: at most the cut's own bytes come twice
+                // (those the client had not taken in when the connection closed).
+                #expect(server.bodyBytesSent("/big.bin") <= body.count + 1 + (1 << 20), "\(ranges)")
+            }
+        }
+    }
+
+    /// The server honours the probe's range and one more, then sends whole bodies: the download starts
+    /// over on one connection and never joins ranges to a full body.
+    @Test func aServerThatStopsHonouringRangesFallsBackToOneConnection() async throws {
+        try await withTestServer { server in
+            let body = patternBytes(count: Self.size, seed: 3)
+            server.serve("/big.bin", bytes: body)
+            server.setFaults("/big.bin", Faults(honourRangeRequests: 2))
+            try await withTemporaryDirectory { root in
+                let (bytes, summary) = try await download(server, "/big.bin", root: root, sha256: sha256Hex(body))
+                #expect(summary.failed.isEmpty, "\(summary.failed)")
+                #expect(bytes == body)
+                // The last request is the one-connection download from zero.
+                #expect(server.requests("/big.bin").last?.header("range") == nil)
+            }
+        }
+    }
+
+    /// Without ranges (or under two minimum ranges) there is no split: one request after the probe.
+    @Test func smallOrUnrangedAssetsUseOneConnection() async throws {
+        try await withTestServer { server in
+            let small = patternBytes(count: 5 << 20, seed: 4)
+            let big = patternBytes(count: Self.size, seed: 5)
+            server.serve("/small.bin", bytes: small)
+            server.serve("/unranged.bin", bytes: big)
+            server.setFaults("/unranged.bin", Faults(ignoreRange: true))
+            try await withTemporaryDirectory { root in
+                let (bytes, _) = try await download(server, "/small.bin", root: root)
+                #expect(bytes == small)
+                #expect(server.requests("/small.bin").count == 2)
+                #expect(server.bodyBytesSent("/small.bin") == small.count + 1)
+            }
+            try await withTemporaryDirectory { root in
+                let (bytes, _) = try await download(server, "/unranged.bin", root: root)
+                #expect(bytes == big)
+                // The probe's 200 is dropped at its head; the download is one full body.
+                #expect(server.requests("/unranged.bin").count == 2)
+                #expect(server.bodyBytesSent("/unranged.bin") < 2 * big.count)
+            }
+        }
+    }
+
+    /// The file is hashed once whole (ranges land out of order); a wrong checksum fails as before and
+    /// leaves nothing behind.
+    @Test func aWrongChecksumFailsAndDeletesTheFile() async throws {
+        try await withTestServer { server in
+            let body = patternBytes(count: Self.size, seed: 6)
+            server.serve("/big.bin", bytes: body)
+            try await withTemporaryDirectory { root in
+                let (bytes, summary) = try await download(
+                    server, "/big.bin", root: root, sha256: String(repeating: "0", count: 64))
+                #expect(bytes == nil)
+                #expect(summary.failed.values.first?.contains("SHA-256") == true, "\(summary.failed)")
+                let leftovers = try FileManager.default.contentsOfDirectory(
+                    atPath: root.appendingPathComponent(".downloads").path)
+                #expect(!leftovers.contains { $0.hasSuffix(".part") || $0.hasSuffix(".resume") }, "\(leftovers)")
+            }
+        }
+    }
+
+    /// A run stopped with ranges in flight keeps a plan of what landed; the resource then changes, and
+    /// the resume sees the new validator, starts over from zero, and places only the new version.
+    @Test func aChangedResourceBetweenRunsIsFetchedAnewNeverJoined() async throws {
+        try await withTestServer { server in
+            let old = patternBytes(count: Self.size, seed: 7)
+            let new = patternBytes(count: Self.size, seed: 8)
+            server.serve("/big.bin", bytes: old, etag: "\"old\"")
+            server.setFaults("/big.bin", Faults(bytesPerSecond: 2 << 20))
+            try await withTemporaryDirectory { root in
+                let library = try await openLibrary(root)
+                let url = try #require(URL(string: server.url("/big.bin")))
+                let issue = try await library.addIssue(
+                    named: "Issue", date: IssueDate(year: 2026, month: 11, day: 23)!,
+                    assets: [AssetRequest(url: url, sha256: sha256Hex(new), unpack: false)])
+                let id = try #require(issue.assets.first?.id)
+                let record = library.layout.resumeRecord(id)
+                // Stop once a plan with landed bytes is saved (the tracker saves every MiB of a range).
+                let first = try await library.download(options: DownloadOptions(segments: 3)) { events in
+                    for await _ in events {
+                        if let plan = ResumeRecord.load(record)?.segments, plan.received >= 1 << 20 { break }
+                    }
+                }
+                #expect(first.interrupted == [id])
+                let kept = try #require(ResumeRecord.load(record)?.segments)
+                #expect(kept.validator == "\"old\"" && kept.segments.count == 3)
+                #expect(kept.received >= 1 << 20 && kept.received < Int64(Self.size))
+
+                server.serve("/big.bin", bytes: new, etag: "\"new\"")
+                server.setFaults("/big.bin", Faults())
+                server.resetCounters()
+                let summary = try await library.resumeDownloads(options: DownloadOptions(segments: 3))
+                try await library.shutdown()
+                #expect(summary.failed.isEmpty, "\(summary.failed)")
+                let placed = try #require(try await library.issue(named: "Issue"))
+                let file = library.contentURL(for: placed).appendingPathComponent("big.bin")
+                #expect(Array(try Data(contentsOf: file)) == new)
+            }
+        }
+    }
+}
+
+/// The plan alone: splitting, resuming and checking answers, with no network.
+@Suite struct SegmentPlanTests {
+    @Test func splitsIntoRangesOfAtLeastTheMinimum() {
+        let plan = SegmentPlan(total: 10 << 20, validator: "\"e\"", count: 8)
+        #expect(plan.segments.count == 2)
+        #expect(plan.segments.map(\.start) == [0, 5 << 20])
+        #expect(plan.segments.last?.end == 10 << 20)
+        #expect(SegmentPlan(total: (8 << 20) - 1, validator: "\"e\"", count: 8).segments.count == 1)
+        let many = SegmentPlan(total: 1 << 30, validator: "\"e\"", count: 8)
+        #expect(many.segments.count == 8)
+        #expect(zip(many.segments, many.segments.dropFirst()).allSatisfy { $0.end == $1.start })
+        #expect(many.segments.first?.rangeHeader == "bytes=0-134217727")
+    }
+
+    @Test func aPlanIsOnlyResumedWhenItFitsTheFile() {
+        var plan = SegmentPlan(total: 12 << 20, validator: "\"e\"", count: 3)
+        plan.segments[1].next = plan.segments[1].start + 1000
+        #expect(plan.isConsistent(fileSize: plan.segments[1].next))
+        // A range that has landed bytes needs them in the file; one that has not needs nothing.
+        #expect(!plan.isConsistent(fileSize: plan.segments[1].next - 1))
+        var gap = plan
+        gap.segments[1].start += 1
+        #expect(!gap.isConsistent(fileSize: 12 << 20))
+        var past = plan
+        past.segments[0].next = past.segments[0].end + 1
+        #expect(!past.isConsistent(fileSize: 12 << 20))
+        #expect(plan.received == 1000)
+    }
+
+    @Test func acceptsOnlyTheExactRangeOfTheSameVersion() throws {
+        let plan = SegmentPlan(total: 12 << 20, validator: "\"e\"", count: 3)
+        let second = plan.segments[1]
+        #expect(plan.accepts(try #require(ContentRange("bytes 4194304-8388607/12582912")), for: second))
+        #expect(!plan.accepts(try #require(ContentRange("bytes 4194304-8388606/12582912")), for: second))
+        #expect(!plan.accepts(try #require(ContentRange("bytes 4194304-8388607/12582913")), for: second))
+        #expect(!plan.accepts(try #require(ContentRange("bytes 0-8388607/12582912")), for: second))
+        #expect(plan.matches(etag: "\"e\"", lastModified: nil))
+        #expect(!plan.matches(etag: "\"f\"", lastModified: nil))
+        #expect(!plan.matches(etag: nil, lastModified: "Mon, 01 Jan 2024 00:00:00 GMT"))
+        let dated = SegmentPlan(total: 12 << 20, validator: "Mon, 01 Jan 2024 00:00:00 GMT", count: 3)
+        #expect(dated.matches(etag: "\"x\"", lastModified: "Mon, 01 Jan 2024 00:00:00 GMT"))
+        #expect(!dated.matches(etag: nil, lastModified: "Tue, 02 Jan 2024 00:00:00 GMT"))
+        #expect(!dated.matches(etag: nil, lastModified: nil))
+    }
+}
