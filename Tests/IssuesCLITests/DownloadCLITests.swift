@@ -121,6 +121,53 @@ import Testing
         }
     }
 
+    /// kill -9 with four ranges in flight: `resume` (without `--segments`) continues each range where its
+    /// saved bytes end, and fetches again at most about a MiB per range.
+    @Test func killNineWithSegmentsInFlightThenResumeContinuesEveryRange() async throws {
+        try await withTestServer { server in
+            let body = patternBytes(count: 16 << 20, seed: 43)
+            server.serve("/film.mkv", bytes: body)
+            server.setFaults("/film.mkv", Faults(bytesPerSecond: 1 << 20))
+            try await withTemporaryDirectory { lib in
+                _ = try run(["add", "Film", "--date", "2026-11-20", "--asset", server.url("/film.mkv")], lib)
+                let id = try assetID("Film", lib)
+                let record = lib.path + "/.downloads/\(id).resume.json"
+                /// The saved ranges' landed bytes, per range.
+                func landed() -> [Int] {
+                    guard let data = FileManager.default.contents(atPath: record),
+                        let json = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
+                        let plan = json["segments"] as? [String: Any],
+                        let ranges = plan["segments"] as? [[String: Any]]
+                    else { return [] }
+                    return ranges.map { (($0["next"] as? Int) ?? 0) - (($0["start"] as? Int) ?? 0) }
+                }
+                let child = try start(["download", "--segments", "4"], lib)
+                try waitFor("every range saved past 1 MiB", while: child) {
+                    let ranges = landed()
+                    return ranges.count == 4 && ranges.allSatisfy { $0 >= 1 << 20 }
+                }
+                child.send(SIGKILL)
+                let killed = try await child.wait()
+                #expect(killed.signalled)
+                let saved = landed()
+                #expect(saved.count == 4 && saved.reduce(0, +) < body.count, "\(saved)")
+
+                server.setFaults("/film.mkv", Faults())
+                let resumed = try run(["resume"], lib)
+                #expect(resumed.status == 0, "\(resumed.stderr)")
+                let file = try Data(contentsOf: lib.appendingPathComponent("Film/film.mkv"))
+                #expect(sha256Hex(file) == sha256Hex(body))
+                // Each range resumed from its saved bytes: the four ranges of the resume start past their
+                // ranges' starts.
+                let resumedRanges = server.requests("/film.mkv").suffix(4).compactMap { $0.header("range") }
+                #expect(resumedRanges.count == 4 && !resumedRanges.contains("bytes=0-0"), "\(resumedRanges)")
+                let sent = server.bodyBytesSent("/film.mkv")
+                #expect(sent <= body.count + 4 * (1 << 20) + 2, "server sent \(sent) for \(body.count) bytes")
+                #expect(try showJSON("Film", lib)["status"] as? String == "available")
+            }
+        }
+    }
+
     @Test func controlCStopsCleanlyAndResumeContinues() async throws {
         try await withTestServer { server in
             let body = patternBytes(count: 8 << 20, seed: 43)
