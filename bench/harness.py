@@ -202,6 +202,10 @@ def write_random(path, size, want_hash=False):
 # nginx
 
 
+# nginx's `limit_rate` for the /throttled/ location: bytes per second per connection.
+THROTTLE_PER_CONNECTION = 2 * 1024 * 1024
+
+
 def free_port():
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind(("127.0.0.1", 0))
@@ -251,6 +255,8 @@ http {{
         listen 127.0.0.1:{self.port};
         root {self.www};
         location / {{ }}
+        # A publisher's CDN that caps each connection (the segments benchmark).
+        location /throttled/ {{ alias {self.www}/; limit_rate {THROTTLE_PER_CONNECTION}; }}
     }}
 }}
 """)

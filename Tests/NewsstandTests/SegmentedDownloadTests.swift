@@ -39,7 +39,8 @@ import Testing
         server.requests(path).filter { $0.header("range") != nil && $0.header("range") != "bytes=0-0" }
     }
 
-    @Test func fetchesEachRangeOnItsOwnConnectionWithIfRange() async throws {
+    /// Unthrottled (the test server on loopback), one connection takes the ranges in turn.
+    @Test func fetchesEveryRangeWithIfRange() async throws {
         try await withTestServer { server in
             let body = patternBytes(count: Self.size, seed: 1)
             server.serve("/big.bin", bytes: body, etag: "\"v1\"")
@@ -55,6 +56,36 @@ import Testing
                 let leftovers = try FileManager.default.contentsOfDirectory(
                     atPath: root.appendingPathComponent(".downloads").path)
                 #expect(leftovers.filter { !$0.hasSuffix(".lock") }.isEmpty, "\(leftovers)")
+            }
+        }
+    }
+
+    /// A server that caps each connection gets more of them: every range is asked for before the first
+    /// could have finished on its own.
+    @Test func aCappedServerGetsAConnectionPerRange() async throws {
+        try await withTestServer { server in
+            let body = patternBytes(count: Self.size, seed: 9)
+            server.serve("/big.bin", bytes: body)
+            server.setFaults("/big.bin", Faults(bytesPerSecond: 1 << 20))
+            try await withTemporaryDirectory { root in
+                let library = try await openLibrary(root)
+                let url = try #require(URL(string: server.url("/big.bin")))
+                try await library.addIssue(
+                    named: "Issue", date: IssueDate(year: 2026, month: 11, day: 23)!,
+                    assets: [AssetRequest(url: url, sha256: sha256Hex(body), unpack: false)])
+                var rangesAskedEarly = 0
+                let summary = try await library.download(options: DownloadOptions(segments: 3)) { events in
+                    for await event in events {
+                        // Under one range's worth received in all.
+                        if case .progress(let received, _, _) = event.kind, received < 4 << 20 {
+                            rangesAskedEarly = max(rangesAskedEarly, rangeRequests(server, "/big.bin").count)
+                        }
+                    }
+                }
+                try await library.shutdown()
+                #expect(summary.failed.isEmpty, "\(summary.failed)")
+                #expect(rangesAskedEarly == 3)
+                #expect(server.bodyBytesSent("/big.bin") == body.count + 1)
             }
         }
     }
@@ -180,6 +211,21 @@ import Testing
 
 /// The plan alone: splitting, resuming and checking answers, with no network.
 @Suite struct SegmentPlanTests {
+    /// Connections double while they pay: a capped server's throughput grows with them, an uncapped
+    /// one is left with one.
+    @Test func connectionsAreAddedOnlyWhileTheyRaiseTheThroughput() {
+        let start = ContinuousClock.now
+        let tick = SegmentRamp.window
+        var capped = SegmentRamp(bytes: 0, now: start)
+        let first = capped.shouldGrow(bytes: 600_000, connections: 1, at: start + tick)  // 2 MB/s: capped
+        let second = capped.shouldGrow(bytes: 1_800_000, connections: 2, at: start + tick * 2)  // doubled
+        let third = capped.shouldGrow(bytes: 3_100_000, connections: 4, at: start + tick * 3)  // no gain
+        #expect(first && second && !third)
+        var fast = SegmentRamp(bytes: 0, now: start)
+        let uncapped = fast.shouldGrow(bytes: 300_000_000, connections: 1, at: start + tick)  // 1 GB/s
+        #expect(!uncapped)
+    }
+
     @Test func splitsIntoRangesOfAtLeastTheMinimum() {
         let plan = SegmentPlan(total: 10 << 20, validator: "\"e\"", count: 8)
         #expect(plan.segments.count == 2)

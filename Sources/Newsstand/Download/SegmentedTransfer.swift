@@ -75,17 +75,45 @@ extension DownloadEngine {
             }
         }
         do {
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                for index in plan.segments.indices where !plan.segments[index].isDone {
+            let ranges = RangeQueue(plan.segments.indices.filter { !plan.segments[$0].isDone })
+            let most = min(max(job.segments, 1), plan.segments.count)
+            // A connection takes the next range not yet started; connections are added (doubling) only while
+            // they raise the throughput: a server that caps each connection gets them all, one that does not
+            // (or a link that is already full) keeps one, so segments never make a download slower.
+            try await withThrowingTaskGroup(of: Bool.self) { group in
+                var connections = 0
+                func addConnection() {
+                    connections += 1
                     group.addTask {
-                        try await self.fetchSegment(
-                            index, of: job, plan: plan, target: probe.target, tracker: tracker, onBytes: onBytes,
-                            progress: progress)
+                        while let index = ranges.next() {
+                            try await self.fetchSegment(
+                                index, of: job, plan: plan, target: probe.target, tracker: tracker, onBytes: onBytes,
+                                progress: progress)
+                        }
+                        return false
                     }
                 }
+                func scheduleLook() {
+                    group.addTask {
+                        try await Task.sleep(for: SegmentRamp.window)
+                        return true
+                    }
+                }
+                addConnection()
+                var ramp = SegmentRamp(bytes: tracker.receivedSoFar)
+                if connections < most, ranges.remaining > 0 { scheduleLook() }
                 do {
-                    try await group.waitForAll()
+                    while let isLook = try await group.next() {
+                        guard isLook else { continue }
+                        let room = min(most - connections, ranges.remaining)
+                        guard room > 0, ramp.shouldGrow(bytes: tracker.receivedSoFar, connections: connections) else {
+                            continue
+                        }
+                        for _ in 0..<min(connections, room) { addConnection() }
+                        if connections < most, ranges.remaining > 0 { scheduleLook() }
+                    }
                 } catch {
+                    ranges.close()
                     group.cancelAll()
                     try? await group.waitForAll()
                     throw error
@@ -281,6 +309,9 @@ final class SegmentTracker: Sendable {
 
     func addFetched(_ bytes: Int64) { state.withLock { $0.fetched += bytes } }
 
+    /// The asset's bytes received so far.
+    var receivedSoFar: Int64 { state.withLock { $0.received } }
+
     /// Counts bytes received (not yet landed). - Returns: The asset's bytes received so far.
     func receive(_ count: Int) -> Int64 {
         state.withLock { state in
@@ -313,6 +344,54 @@ final class SegmentTracker: Sendable {
             updated.segments = plan
             try updated.save(job.recordPath)
         }
+    }
+}
+
+/// The ranges not started yet, taken one at a time by the connections.
+final class RangeQueue: Sendable {
+    private let pending: Mutex<[Int]?>
+
+    init(_ indices: [Int]) { pending = Mutex(indices) }
+
+    /// The next range to fetch, or nil when none is left (or the transfer is being stopped).
+    func next() -> Int? {
+        pending.withLock { pending in
+            guard let first = pending?.first else { return nil }
+            pending?.removeFirst()
+            return first
+        }
+    }
+
+    var remaining: Int { pending.withLock { $0?.count ?? 0 } }
+
+    /// Hands out nothing more.
+    func close() { pending.withLock { $0 = nil } }
+}
+
+/// When to add connections to a segmented download: after each window, if the last doubling raised the
+/// throughput by half again, or (the first look) if one connection is slower than a fast local link.
+struct SegmentRamp {
+    static let window: Duration = .milliseconds(300)
+    /// One connection at least this fast is not being capped: more would only share the same link.
+    static let uncapped: Double = 64 * 1024 * 1024
+
+    private var bytes: Int64
+    private var since: ContinuousClock.Instant
+    private var lastRate: Double?
+
+    init(bytes: Int64, now: ContinuousClock.Instant = .now) {
+        self.bytes = bytes
+        self.since = now
+    }
+
+    /// Whether to double the connections, given the bytes received so far; starts the next window.
+    mutating func shouldGrow(bytes now: Int64, connections: Int, at time: ContinuousClock.Instant = .now) -> Bool {
+        let elapsed = time - since
+        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        let rate = seconds > 0 ? Double(now - bytes) / seconds : 0
+        let grow = lastRate.map { rate >= 1.5 * $0 } ?? (rate < SegmentRamp.uncapped * Double(connections))
+        (bytes, since, lastRate) = (now, time, rate)
+        return grow
     }
 }
 
