@@ -77,9 +77,8 @@ extension DownloadEngine {
         do {
             let ranges = RangeQueue(plan.segments.indices.filter { !plan.segments[$0].isDone })
             let most = min(max(job.segments, 1), plan.segments.count)
-            // A connection takes the next range not yet started; connections are added (doubling) only while
-            // they raise the throughput: a server that caps each connection gets them all, one that does not
-            // (or a link that is already full) keeps one, so segments never make a download slower.
+            // A connection takes the next range not yet started. The others open only when the first one turns
+            // out to be capped (see SegmentRamp), so an uncapped server keeps one: segments never slow it.
             try await withThrowingTaskGroup(of: Bool.self) { group in
                 var connections = 0
                 func addConnection() {
@@ -100,17 +99,17 @@ extension DownloadEngine {
                     }
                 }
                 addConnection()
-                var ramp = SegmentRamp(bytes: tracker.receivedSoFar)
-                if connections < most, ranges.remaining > 0 { scheduleLook() }
+                let start = (bytes: tracker.receivedSoFar, time: ContinuousClock.now)
+                if most > 1, ranges.remaining > 0 { scheduleLook() }
                 do {
                     while let isLook = try await group.next() {
                         guard isLook else { continue }
-                        let room = min(most - connections, ranges.remaining)
-                        guard room > 0, ramp.shouldGrow(bytes: tracker.receivedSoFar, connections: connections) else {
-                            continue
-                        }
-                        for _ in 0..<min(connections, room) { addConnection() }
-                        if connections < most, ranges.remaining > 0 { scheduleLook() }
+                        let bytes = tracker.receivedSoFar - start.bytes
+                        let capped = SegmentRamp.isCapped(bytes: bytes, over: ContinuousClock.now - start.time)
+                        logger.debug(
+                            "\(job.url.absoluteString): \(bytes) bytes on one connection in the first window; \(capped ? "capped, opening more" : "not capped")")
+                        guard capped else { continue }
+                        for _ in 0..<min(most - connections, ranges.remaining) { addConnection() }
                     }
                 } catch {
                     ranges.close()
@@ -368,30 +367,21 @@ final class RangeQueue: Sendable {
     func close() { pending.withLock { $0 = nil } }
 }
 
-/// When to add connections to a segmented download: after each window, if the last doubling raised the
-/// throughput by half again, or (the first look) if one connection is slower than a fast local link.
-struct SegmentRamp {
+/// Whether a segmented download gets more than one connection: it starts with one, and after one
+/// window adds the rest only if that one is slower than a fast local link. A server that caps each
+/// connection (the reason for segments) is far below it; one that does not, over loopback or a LAN, is
+/// above it and keeps one connection, where more would only contend for the same disk and cores. A
+/// single look over a whole window, because servers that cap connections send in bursts (nginx's
+/// `limit_rate` about once a second), which shorter measures of change misread.
+enum SegmentRamp {
     static let window: Duration = .milliseconds(300)
-    /// One connection at least this fast is not being capped: more would only share the same link.
+    /// One connection at least this fast (bytes per second) is not being capped.
     static let uncapped: Double = 64 * 1024 * 1024
 
-    private var bytes: Int64
-    private var since: ContinuousClock.Instant
-    private var lastRate: Double?
-
-    init(bytes: Int64, now: ContinuousClock.Instant = .now) {
-        self.bytes = bytes
-        self.since = now
-    }
-
-    /// Whether to double the connections, given the bytes received so far; starts the next window.
-    mutating func shouldGrow(bytes now: Int64, connections: Int, at time: ContinuousClock.Instant = .now) -> Bool {
-        let elapsed = time - since
+    /// Whether to open the other connections, given the bytes one connection received over `elapsed`.
+    static func isCapped(bytes: Int64, over elapsed: Duration) -> Bool {
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-        let rate = seconds > 0 ? Double(now - bytes) / seconds : 0
-        let grow = lastRate.map { rate >= 1.5 * $0 } ?? (rate < SegmentRamp.uncapped * Double(connections))
-        (bytes, since, lastRate) = (now, time, rate)
-        return grow
+        return seconds > 0 && Double(bytes) / seconds < uncapped
     }
 }
 
