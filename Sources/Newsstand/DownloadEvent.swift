@@ -57,18 +57,21 @@ public struct DownloadOptions: Sendable, Hashable {
     /// The most bytes per second the whole run receives, across all its transfers (`nil`: no limit).
     /// Held over windows of a few seconds, by reading more slowly rather than buffering.
     public var rateLimit: Int64?
-    /// How many connections one large asset is fetched over, one byte range each (1: off). Only an asset of
-    /// at least 8 MiB from a server that honours ranges and names its version (a strong ETag or
-    /// Last-Modified, sent back in `If-Range`) is split, into ranges of at least 4 MiB; anything else, or
-    /// any disagreement between the ranges, uses one connection. A segmented asset takes one of the `jobs`
-    /// slots. Its ranges resume after a crash, whatever this is set to then.
-    public var segments: Int
+    /// How many connections one large asset may be fetched over, one byte range each. `nil` (the default)
+    /// is automatic: an asset whose first response announces at least 64 MiB, from a server that honours
+    /// ranges and names its version (a strong ETag or Last-Modified, sent back in `If-Range`), continues in
+    /// up to 4 ranges, with no request spent to find out. A number asks for that many (1: off) for assets
+    /// of at least 8 MiB, with one request for the first byte to learn the size. Either way the ranges
+    /// after the first open only when the first connection turns out to be capped, so an uncapped server
+    /// keeps one connection; any disagreement between the ranges starts over on one connection. A
+    /// segmented asset takes one of the `jobs` slots, and its ranges resume after a crash whatever this is.
+    public var segments: Int?
 
     /// Creates options.
-    public init(jobs: Int = 4, keepArchives: Bool = false, rateLimit: Int64? = nil, segments: Int = 1) {
+    public init(jobs: Int = 4, keepArchives: Bool = false, rateLimit: Int64? = nil, segments: Int? = nil) {
         self.jobs = max(1, jobs)
         self.keepArchives = keepArchives
         self.rateLimit = rateLimit.map { max(1, $0) }
-        self.segments = min(max(1, segments), 16)
+        self.segments = segments.map { min(max(1, $0), 16) }
     }
 }

@@ -262,3 +262,36 @@ import Testing
         #expect(!dated.matches(etag: nil, lastModified: nil))
     }
 }
+
+/// The automatic default: no probe; the first response of a large fresh download turns into ranges.
+@Suite(.timeLimit(.minutes(5))) struct AutomaticSegmentTests {
+    @Test func aLargeFirstResponseContinuesInRangesWithNoProbe() async throws {
+        try await withTestServer { server in
+            var body = [UInt8](repeating: 0x5A, count: Int(SegmentPlan.automaticThreshold))
+            for index in stride(from: 0, to: body.count, by: 4099) { body[index] = UInt8(truncatingIfNeeded: index / 4099) }
+            server.serve("/huge.bin", bytes: body, etag: "\"h1\"")
+            try await withTemporaryDirectory { root in
+                var configuration = Library.Configuration()
+                configuration.syncDownloads = false
+                let library = try await Library.open(at: root, configuration: configuration)
+                let url = try #require(URL(string: server.url("/huge.bin")))
+                try await library.addIssue(
+                    named: "Issue", date: IssueDate(year: 2026, month: 11, day: 23)!,
+                    assets: [AssetRequest(url: url, sha256: sha256Hex(body), unpack: false)])
+                let summary = try await library.download()
+                try await library.shutdown()
+                #expect(summary.failed.isEmpty, "\(summary.failed)")
+                let issue = try #require(try await library.issue(named: "Issue"))
+                let file = library.contentURL(for: issue).appendingPathComponent("huge.bin")
+                #expect(Array(try Data(contentsOf: file)) == body)
+                let requests = server.requests("/huge.bin")
+                // The first request asks for everything; the ranges follow, each with If-Range; no probe.
+                #expect(requests.first?.header("range") == nil)
+                let ranges = requests.dropFirst().compactMap { $0.header("range") }
+                #expect(ranges.count == SegmentPlan.automaticCount, "\(ranges)")
+                #expect(!ranges.contains("bytes=0-0"))
+                #expect(requests.dropFirst().allSatisfy { $0.header("if-range") == "\"h1\"" })
+            }
+        }
+    }
+}

@@ -23,8 +23,9 @@ final class DownloadEngine: Sendable {
         var recordPath: String
         /// The run's bandwidth budget, shared by every transfer of the run.
         var rateLimiter: RateLimiter? = nil
-        /// Connections to fetch a large asset over in byte ranges (1: one connection).
-        var segments = 1
+        /// Connections to fetch a large asset over in byte ranges: a number asked for (1: one connection),
+        /// or nil for the automatic choice (see ``DownloadOptions/segments``).
+        var segments: Int? = 1
         /// Flush the partial file before each save of a segment plan (see ``SegmentTracker``).
         var durable = false
     }
@@ -233,7 +234,7 @@ final class DownloadEngine: Sendable {
     func fetch(_ job: Job, progress: @escaping @Sendable (Progress) -> Void) async throws -> Result {
         // A segment plan on disk is always continued in segments (its partial file has holes); otherwise
         // segments are tried when asked for, and anything they cannot use falls back to one connection here.
-        if job.segments > 1 || ResumeRecord.load(job.recordPath)?.segments != nil,
+        if (job.segments ?? 1) > 1 || ResumeRecord.load(job.recordPath)?.segments != nil,
             let result = try await fetchSegmented(job, progress: progress)
         {
             return result
@@ -243,6 +244,8 @@ final class DownloadEngine: Sendable {
             try FileSink(path: job.partialPath, recordPath: job.recordPath, hashing: hashing)
         }
         let startSize = sink.size
+        // Automatic segments: the first response of a fresh download may turn into a segment plan.
+        var splitAbove = job.segments == nil && startSize == 0 ? SegmentPlan.automaticThreshold : nil
         var failuresWithoutProgress = 0
         // Progress means reaching further than ever before; re-fetching bytes after a restart is not.
         var furthest = startSize
@@ -271,6 +274,7 @@ final class DownloadEngine: Sendable {
             func makeDelegate() -> ResponseDelegate {
                 ResponseDelegate(
                     sink: sink, requestedOffset: offset, sentValidator: validator, url: job.url,
+                    splitAbove: offset == 0 ? splitAbove : nil,
                     onStart: { from, expected in
                         throttle.bodyStart.withLock { $0 = from }
                         progress(.started(resumingFrom: from, expected: expected))
@@ -341,6 +345,14 @@ final class DownloadEngine: Sendable {
                     throw NewsstandError(
                         .tooManyRedirects, "\(job.url.absoluteString): the redirect to \(location) was not followed")
                 }
+            } catch let offer as SplitOffer {
+                // Nothing of this response was written: go on in segments, or (if they cannot be used) ask again
+                // for the whole body on this one connection.
+                splitAbove = nil
+                let probe = Probe(
+                    target: hop, total: offer.total, validator: offer.validator, etag: offer.etag,
+                    lastModified: offer.lastModified, contentDisposition: offer.contentDisposition)
+                if let result = try await fetchSegmented(job, known: probe, progress: progress) { return result }
             } catch is CancellationError {
                 // Let queued writes land before the asset lock is released, so nobody else's bytes follow them.
                 _ = try? await sink.drain()

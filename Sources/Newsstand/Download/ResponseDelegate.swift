@@ -26,6 +26,16 @@ struct RangeMismatch: Error, Sendable {
     var reason: String
 }
 
+/// A fresh download's first response is large enough for automatic segments, from a server that honours
+/// ranges, with a validator: the attempt stops at its head and the engine continues in segments.
+struct SplitOffer: Error, Sendable {
+    var total: Int64
+    var validator: String
+    var etag: String?
+    var lastModified: String?
+    var contentDisposition: String?
+}
+
 /// Receives one attempt's response on the event loop and streams its body into a `FileSink`.
 final class ResponseDelegate: HTTPClientResponseDelegate, Sendable {
     typealias Response = AttemptOutcome
@@ -36,6 +46,8 @@ final class ResponseDelegate: HTTPClientResponseDelegate, Sendable {
     private let requestedOffset: Int64
     private let sentValidator: String?
     private let url: URL
+    /// For automatic segments: a 200 of at least this many bytes that could be split ends at its head.
+    private let splitAbove: Int64?
     private let onProgress: @Sendable (Int64, Int64?) -> Void
     private let onStart: @Sendable (Int64, Int64?) -> Void
 
@@ -52,7 +64,7 @@ final class ResponseDelegate: HTTPClientResponseDelegate, Sendable {
     ///     full size when known.
     ///   - onProgress: Called per body part with the bytes this attempt received and the full size.
     init(
-        sink: FileSink, requestedOffset: Int64, sentValidator: String?, url: URL,
+        sink: FileSink, requestedOffset: Int64, sentValidator: String?, url: URL, splitAbove: Int64? = nil,
         onStart: @escaping @Sendable (Int64, Int64?) -> Void,
         onProgress: @escaping @Sendable (Int64, Int64?) -> Void,
         rateLimiter: RateLimiter? = nil
@@ -63,6 +75,7 @@ final class ResponseDelegate: HTTPClientResponseDelegate, Sendable {
         self.requestedOffset = requestedOffset
         self.sentValidator = sentValidator
         self.url = url
+        self.splitAbove = splitAbove
         self.onProgress = onProgress
     }
 
@@ -76,6 +89,16 @@ final class ResponseDelegate: HTTPClientResponseDelegate, Sendable {
         case 200:
             // A full body: the server ignored Range, or the validator changed. Start over, never append.
             let length = headers.first(name: "content-length").flatMap { Int64($0) }
+            if let splitAbove, let length, length >= splitAbove,
+                headers.first(name: "accept-ranges")?.lowercased() == "bytes",
+                let validator = record(from: headers, expected: length).ifRangeValidator
+            {
+                return eventLoop.makeFailedFuture(
+                    SplitOffer(
+                        total: length, validator: validator, etag: headers.first(name: "etag"),
+                        lastModified: headers.first(name: "last-modified"),
+                        contentDisposition: headers.first(name: "content-disposition")))
+            }
             // Checked before the restart truncates anything: a failure leaves the partial file as it was.
             if let refusal = spaceRefusal(needing: length ?? 0, reclaiming: sink.size) {
                 return eventLoop.makeFailedFuture(refusal)

@@ -19,6 +19,10 @@ struct SegmentPlan: Codable, Sendable, Hashable {
     var validator: String
     var segments: [Segment]
 
+    /// Automatic segments: an asset of at least this size is split, into this many ranges at most.
+    static let automaticThreshold: Int64 = 64 << 20
+    static let automaticCount = 4
+
     /// The smallest range worth its own connection: below it the connection's start costs more than it saves.
     static let minimumSegment: Int64 = 4 << 20
 

@@ -19,7 +19,10 @@ extension DownloadEngine {
     /// - Returns: The result, or nil when the asset is to be fetched on one connection instead (nothing of a
     ///   plan is left on disk then).
     /// - Throws: `NewsstandError` for permanent failures (the plan is kept for a resume), `CancellationError`.
-    func fetchSegmented(_ job: Job, progress: @escaping @Sendable (Progress) -> Void) async throws -> Result? {
+    /// - Parameter known: What the first response of an automatic split already told (no probe is sent).
+    func fetchSegmented(
+        _ job: Job, known: Probe? = nil, progress: @escaping @Sendable (Progress) -> Void
+    ) async throws -> Result? {
         let saved = ResumeRecord.load(job.recordPath)
         let fileSize = POSIX.fileSize(job.partialPath) ?? 0
         if let plan = saved?.segments, !plan.isConsistent(fileSize: fileSize) {
@@ -32,7 +35,9 @@ extension DownloadEngine {
 
         let probe: Probe
         do {
-            guard let answer = try await self.probe(job) else {
+            var answer = known
+            if answer == nil { answer = try await self.probe(job) }
+            guard let answer else {
                 if saved?.segments != nil { try await discard(job) }
                 return nil
             }
@@ -46,7 +51,7 @@ extension DownloadEngine {
             plan = kept
         } else {
             if saved?.segments != nil { try await discard(job) }
-            let fresh = SegmentPlan(total: probe.total, validator: probe.validator, count: max(job.segments, 1))
+            let fresh = SegmentPlan(total: probe.total, validator: probe.validator, count: job.segments ?? SegmentPlan.automaticCount)
             guard fresh.segments.count > 1 else { return nil }
             plan = fresh
         }
@@ -76,7 +81,7 @@ extension DownloadEngine {
         }
         do {
             let ranges = RangeQueue(plan.segments.indices.filter { !plan.segments[$0].isDone })
-            let most = min(max(job.segments, 1), plan.segments.count)
+            let most = min(job.segments ?? SegmentPlan.automaticCount, plan.segments.count)
             // A connection takes the next range not yet started. The others open only when the first one turns
             // out to be capped (see SegmentRamp), so an uncapped server keeps one: segments never slow it.
             try await withThrowingTaskGroup(of: Bool.self) { group in
@@ -94,7 +99,8 @@ extension DownloadEngine {
                 }
                 func scheduleLook() {
                     group.addTask {
-                        try await Task.sleep(for: SegmentRamp.window)
+                        // Cut short (cancelled) when every range is done before the window ends.
+                        try? await Task.sleep(for: SegmentRamp.window)
                         return true
                     }
                 }
@@ -103,7 +109,12 @@ extension DownloadEngine {
                 if most > 1, ranges.remaining > 0 { scheduleLook() }
                 do {
                     while let isLook = try await group.next() {
-                        guard isLook else { continue }
+                        guard isLook else {
+                            connections -= 1
+                            if connections == 0 { group.cancelAll() }  // no range left: stop waiting to look
+                            continue
+                        }
+                        guard connections > 0 else { continue }
                         let bytes = tracker.receivedSoFar - start.bytes
                         let capped = SegmentRamp.isCapped(bytes: bytes, over: ContinuousClock.now - start.time)
                         logger.debug(
@@ -276,8 +287,10 @@ extension DownloadEngine {
 /// bytes landed on disk (for the plan in the resume record).
 ///
 /// The record is saved from the sinks' queues once a range has landed another MiB since its last save,
-/// so a `kill -9` refetches at most about 1 MiB per range. With `durable` the partial file is flushed first
-/// (and saves come at most five times a second), so the plan never claims bytes a power cut could lose.
+/// and at most every 20 ms: a `kill -9` refetches about 1 MiB per range from a capped server, and at most
+/// 20 ms' worth from a fast one, which would otherwise spend its time rewriting the record. With `durable`
+/// the partial file is flushed first (and saves come at most five times a second), so the plan never
+/// claims bytes a power cut could lose.
 final class SegmentTracker: Sendable {
     private struct State {
         var plan: SegmentPlan
@@ -325,7 +338,7 @@ final class SegmentTracker: Sendable {
             state.plan.segments[index].next = end
             let done = end >= state.plan.segments[index].end
             guard done || end - state.savedNext[index] >= SegmentTracker.saveStep else { return false }
-            return !job.durable || done || ContinuousClock.now - state.lastSave >= .milliseconds(200)
+            return done || ContinuousClock.now - state.lastSave >= (job.durable ? .milliseconds(200) : .milliseconds(20))
         }
         if due { try? save() }
     }

@@ -107,14 +107,15 @@ struct DownloadRunOptions: ParsableArguments {
     @Option(
         name: .long,
         help: ArgumentHelp(
-            "Fetch each large asset over this many connections at once, one byte range each.",
+            "Fetch each large asset over up to this many connections, one byte range each.",
             discussion: """
                 For servers that cap each connection. Only assets of at least 8 MiB from a server that \
                 honours ranges and names a version (ETag or Last-Modified) are split, into ranges of at \
-                least 4 MiB; anything else uses one connection. 1 (the default) turns it off.
+                least 4 MiB, and the other connections open only if the first is capped. 1 turns it off. \
+                By default it is automatic: up to 4 for an asset of 64 MiB or more.
                 """,
             valueName: "count"))
-    var segments: Int = 1
+    var segments: Int?
 
     @Flag(
         name: .long,
@@ -135,7 +136,7 @@ struct DownloadRunOptions: ParsableArguments {
             throw ValidationError("--stall-seconds must be between 1 and 86400 (got \(stallSeconds))")
         }
         if let limitRate, limitRate.bytes < 1 { throw ValidationError("--limit-rate must be positive") }
-        guard (1...16).contains(segments) else {
+        if let segments, !(1...16).contains(segments) {
             throw ValidationError("--segments must be between 1 and 16 (got \(segments))")
         }
     }
