@@ -209,6 +209,46 @@ import Testing
     }
 }
 
+extension SegmentedDownloadTests {
+    /// A plan saved in another boot may claim bytes a power cut took from the page cache: it is dropped and
+    /// the download starts over.
+    @Test func aPlanFromAnotherBootIsNotTrusted() async throws {
+        try await withTestServer { server in
+            let body = patternBytes(count: Self.size, seed: 10)
+            server.serve("/big.bin", bytes: body)
+            server.setFaults("/big.bin", Faults(bytesPerSecond: 2 << 20))
+            try await withTemporaryDirectory { root in
+                let library = try await openLibrary(root)
+                let url = try #require(URL(string: server.url("/big.bin")))
+                let issue = try await library.addIssue(
+                    named: "Issue", date: IssueDate(year: 2026, month: 11, day: 23)!,
+                    assets: [AssetRequest(url: url, sha256: sha256Hex(body), unpack: false)])
+                let record = library.layout.resumeRecord(try #require(issue.assets.first?.id))
+                _ = try await library.download(options: DownloadOptions(segments: 3)) { events in
+                    for await _ in events {
+                        if let plan = ResumeRecord.load(record)?.segments, plan.received >= 1 << 20 { break }
+                    }
+                }
+                var saved = try #require(ResumeRecord.load(record))
+                #expect(saved.segments?.bootID == SegmentPlan.currentBootID)
+                saved.segments?.bootID = "another boot"
+                try saved.save(record)
+
+                server.setFaults("/big.bin", Faults())
+                server.resetCounters()
+                let summary = try await library.resumeDownloads(options: DownloadOptions(segments: 3))
+                try await library.shutdown()
+                #expect(summary.failed.isEmpty, "\(summary.failed)")
+                // Every byte was fetched again, from the probe on.
+                #expect(server.bodyBytesSent("/big.bin") >= body.count)
+                let placed = try #require(try await library.issue(named: "Issue"))
+                let file = library.contentURL(for: placed).appendingPathComponent("big.bin")
+                #expect(Array(try Data(contentsOf: file)) == body)
+            }
+        }
+    }
+}
+
 /// The plan alone: splitting, resuming and checking answers, with no network.
 @Suite struct SegmentPlanTests {
     /// One connection slower than a fast local link is capped: the others open. A fast one keeps alone.

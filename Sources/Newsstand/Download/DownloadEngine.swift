@@ -26,8 +26,6 @@ final class DownloadEngine: Sendable {
         /// Connections to fetch a large asset over in byte ranges: a number asked for (1: one connection),
         /// or nil for the automatic choice (see ``DownloadOptions/segments``).
         var segments: Int? = 1
-        /// Flush the partial file before each save of a segment plan (see ``SegmentTracker``).
-        var durable = false
     }
 
     struct Result: Sendable {

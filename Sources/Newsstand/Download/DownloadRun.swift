@@ -235,7 +235,7 @@ final class DownloadRun: Sendable {
         var job = DownloadEngine.Job(
             assetID: id, url: asset.url, sha256: asset.sha256, headers: asset.headers,
             partialPath: layout.partialFile(id), recordPath: layout.resumeRecord(id), rateLimiter: rateLimiter,
-            segments: options.segments, durable: syncDownloads)
+            segments: options.segments)
         try Task.checkCancellation()
         var refreshed = false
         while true {

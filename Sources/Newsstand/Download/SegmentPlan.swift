@@ -1,3 +1,5 @@
+import Foundation
+
 /// How one asset is fetched in byte ranges over several connections (`--segments N`), and how far each
 /// range has come. Saved in the asset's resume record, so that a `kill -9` resumes every range where its
 /// bytes end. Pure: the transfer (``DownloadEngine/fetchSegmented(_:progress:)``) does the I/O.
@@ -18,6 +20,10 @@ struct SegmentPlan: Codable, Sendable, Hashable {
     /// The `If-Range` validator every range is sent with: the same version or nothing.
     var validator: String
     var segments: [Segment]
+    /// The boot the plan was saved in (Linux's `boot_id`). Its cursors count bytes that reached the page
+    /// cache, not the disk: a crash or `kill -9` keeps them, a power cut may not, so a plan from another
+    /// boot is dropped and the download starts over.
+    var bootID: String? = SegmentPlan.currentBootID
 
     /// Automatic segments: an asset of at least this size is split, into this many ranges at most.
     static let automaticThreshold: Int64 = 64 << 20
@@ -39,6 +45,12 @@ struct SegmentPlan: Codable, Sendable, Hashable {
             return Segment(start: start, end: end, next: start)
         }
     }
+
+    /// This boot's identifier, or nil where the system has none.
+    static let currentBootID: String? = {
+        guard let data = try? AtomicFile.read("/proc/sys/kernel/random/boot_id") else { return nil }
+        return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+    }()
 
     /// Bytes on disk across every range.
     var received: Int64 { segments.reduce(0) { $0 + ($1.next - $1.start) } }

@@ -25,8 +25,8 @@ extension DownloadEngine {
     ) async throws -> Result? {
         let saved = ResumeRecord.load(job.recordPath)
         let fileSize = POSIX.fileSize(job.partialPath) ?? 0
-        if let plan = saved?.segments, !plan.isConsistent(fileSize: fileSize) {
-            logger.debug("dropping an inconsistent segment plan for \(job.url.absoluteString)")
+        if let plan = saved?.segments, !plan.isConsistent(fileSize: fileSize) || plan.bootID != SegmentPlan.currentBootID {
+            logger.debug("dropping a segment plan that does not fit its file or this boot: \(job.url.absoluteString)")
             try await discard(job)
             return nil
         }
@@ -288,9 +288,10 @@ extension DownloadEngine {
 ///
 /// The record is saved from the sinks' queues once a range has landed another MiB since its last save,
 /// and at most every 20 ms: a `kill -9` refetches about 1 MiB per range from a capped server, and at most
-/// 20 ms' worth from a fast one, which would otherwise spend its time rewriting the record. With `durable`
-/// the partial file is flushed first (and saves come at most five times a second), so the plan never
-/// claims bytes a power cut could lose.
+/// 20 ms' worth from a fast one, which would otherwise spend its time rewriting the record. Nothing is
+/// flushed on the way (flushing a file being written at disk speed stalls the download): the plan names
+/// the boot it was saved in, and after a restart of the machine, when the page cache and with it bytes
+/// the plan claims may be lost, it is not trusted (see ``SegmentPlan/bootID``).
 final class SegmentTracker: Sendable {
     private struct State {
         var plan: SegmentPlan
@@ -338,7 +339,7 @@ final class SegmentTracker: Sendable {
             state.plan.segments[index].next = end
             let done = end >= state.plan.segments[index].end
             guard done || end - state.savedNext[index] >= SegmentTracker.saveStep else { return false }
-            return done || ContinuousClock.now - state.lastSave >= (job.durable ? .milliseconds(200) : .milliseconds(20))
+            return done || ContinuousClock.now - state.lastSave >= .milliseconds(20)
         }
         if due { try? save() }
     }
@@ -346,7 +347,6 @@ final class SegmentTracker: Sendable {
     /// Saves the plan as it stands (every cursor in it has landed). Blocking.
     func save() throws {
         try saving.withLock { _ in
-            if job.durable { try POSIX.fsyncFile(job.partialPath) }
             let plan = state.withLock { state -> SegmentPlan in
                 state.savedNext = state.plan.segments.map(\.next)
                 state.lastSave = .now
