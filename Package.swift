@@ -84,8 +84,17 @@ let package = Package(
         ),
 
         // MARK: - Tests
+        // Pure logic, no network, processes or file-system fixtures beyond the golden feeds: parsers, models,
+        // the merge and the plans.
         .testTarget(
-            name: "NewsstandTests",
+            name: "NewsstandUnitTests",
+            dependencies: ["Newsstand", "NewsstandTestSupport"],
+            // Read from the source tree by path (the fixtures are compared byte for byte).
+            exclude: ["Fixtures"]
+        ),
+        // The library against the NIO test server, real files, archives and tmpfs (with @testable).
+        .testTarget(
+            name: "NewsstandIntegrationTests",
             dependencies: ["Newsstand", "NewsstandTestSupport"],
             // Read from the source tree by path (a copied library must keep its exact bytes).
             exclude: ["Fixtures"]

@@ -136,7 +136,7 @@ import Testing
     @Test(arguments: upgradePoints)
     func aKillDuringTheVersionOneUpgradeLosesNothing(point: String) async throws {
         try await withTemporaryDirectory { root in
-            let fixture = CommandRunner.packageRoot.appendingPathComponent("Tests/NewsstandTests/Fixtures/v1-library")
+            let fixture = CommandRunner.packageRoot.appendingPathComponent("Tests/NewsstandIntegrationTests/Fixtures/v1-library")
             let lib = root.appendingPathComponent("lib")
             try FileManager.default.copyItem(at: fixture, to: lib)
             let original = try Data(contentsOf: lib.appendingPathComponent("library.json"))

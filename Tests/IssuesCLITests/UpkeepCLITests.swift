@@ -221,12 +221,10 @@ import Testing
                     environment: CommandRunner.environment())
                 defer { downloader.send(SIGKILL) }
                 let downloads = lib.appendingPathComponent(".downloads")
-                let deadline = ContinuousClock.now + .seconds(30)
-                while ((try? FileManager.default.contentsOfDirectory(atPath: downloads.path)) ?? []).allSatisfy({
-                    !$0.hasSuffix(".part")
-                }) {
-                    try #require(ContinuousClock.now < deadline, "the download never started")
-                    try await Task.sleep(for: .milliseconds(20))
+                try await waitUntil("the download to start") {
+                    ((try? FileManager.default.contentsOfDirectory(atPath: downloads.path)) ?? []).contains {
+                        $0.hasSuffix(".part")
+                    }
                 }
                 let r = try run(["prune", "--older-than", "0", "--json"], lib)
                 #expect(r.status == 0, "\(r.stderr)")

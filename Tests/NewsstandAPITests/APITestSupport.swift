@@ -36,12 +36,14 @@ enum API {
     static func waitForLog(_ handler: InMemoryLogHandler, containing text: String, timeout: Duration = .seconds(5))
         async throws -> Bool
     {
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
-            if handler.entries.contains(where: { "\($0.message)".contains(text) }) { return true }
-            try await Task.sleep(for: .milliseconds(20))
+        do {
+            try await waitUntil("a log line containing \(text)", timeout: timeout) {
+                handler.entries.contains(where: { "\($0.message)".contains(text) })
+            }
+            return true
+        } catch is TimeoutError {
+            return false
         }
-        return false
     }
 }
 

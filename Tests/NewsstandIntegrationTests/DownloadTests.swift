@@ -374,10 +374,7 @@ import Testing
                     named: "Issue", date: DownloadTests.date, assets: [AssetRequest(url: url)])
                 let id = try #require(issue.assets.first?.id)
                 let run = Task { try await library.download() }
-                let deadline = ContinuousClock.now + .seconds(30)
-                while (library.bytesOnDisk(assetID: id) ?? 0) < 50_000, ContinuousClock.now < deadline {
-                    try await Task.sleep(for: .milliseconds(10))
-                }
+                try await waitUntil("50 kB on disk") { (library.bytesOnDisk(assetID: id) ?? 0) >= 50_000 }
                 run.cancel()
                 let summary = try await run.value
                 #expect(summary.interrupted == [id])
@@ -412,9 +409,8 @@ import Testing
                     ])
                 let slowID = issue.assets[0].id
                 let run = Task { try await library.download(options: DownloadOptions(jobs: 2)) }
-                let deadline = ContinuousClock.now + .seconds(30)
-                while (library.bytesOnDisk(assetID: slowID) ?? 0) < 30_000, ContinuousClock.now < deadline {
-                    try await Task.sleep(for: .milliseconds(10))
+                try await waitUntil("30 kB of the slow asset on disk") {
+                    (library.bytesOnDisk(assetID: slowID) ?? 0) >= 30_000
                 }
                 await library.cancelDownload(assetID: slowID)
                 let summary = try await run.value
@@ -502,10 +498,14 @@ import Testing
                 let issue = try await library.addIssue(
                     named: "Issue", date: DownloadTests.date,
                     assets: [AssetRequest(url: try #require(URL(string: server.url("/r.bin"))))])
+                let id = try #require(issue.assets.first?.id)
                 let run = Task { try await library.download() }
-                try await Task.sleep(for: .milliseconds(500))
+                // The removal must meet a transfer that is really under way, not one not yet started.
+                try await waitUntil("the download to be under way") { (library.bytesOnDisk(assetID: id) ?? 0) > 0 }
                 try await library.removeIssue(named: "Issue")
-                _ = try await run.value
+                let summary = try await run.value
+                #expect(summary.finished.isEmpty, "the removal came after the download had finished")
+                #expect(server.bodyBytesSent("/r.bin") < 800_000)
                 try await library.shutdown()
                 #expect(try await library.issues().isEmpty)
                 #expect(try await library.downloadingAssets().isEmpty)
