@@ -138,7 +138,8 @@ FUZZ_SRC_CatalogRecord      := $(N)/Catalog/JSON.swift $(N)/Catalog/JSONWriter.s
 FUZZ_SRC_ContentRange       := $(N)/Download/ResponseHeaders.swift $(N)/Internal/HTTPDate.swift
 FUZZ_SRC_RetryAfter         := $(N)/Download/ResponseHeaders.swift $(N)/Internal/HTTPDate.swift $(N)/RetryPolicy.swift
 FUZZ_SRC_ContentDisposition := $(N)/Download/FileNaming.swift $(N)/Internal/SafePathComponent.swift \
-                               $(N)/Download/ResumeRecord.swift $(N)/AssetDownload.swift \
+                               $(N)/Download/ResumeRecord.swift $(N)/Download/SegmentPlan.swift \
+                               $(N)/Download/ResponseHeaders.swift $(N)/Internal/HTTPDate.swift $(N)/AssetDownload.swift \
                                $(N)/Internal/AtomicFile.swift $(N)/Internal/POSIX.swift $(N)/NewsstandError.swift
 FUZZ_SRC_ArchivePath        := $(N)/Archive/EntryPathPolicy.swift
 FUZZ_SRC_FeedParser         := $(wildcard $(N)/Feeds/*.swift) $(N)/Catalog/JSON.swift $(N)/AssetRequest.swift $(N)/RequestHeaders.swift \

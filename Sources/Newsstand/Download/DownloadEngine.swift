@@ -371,25 +371,34 @@ final class DownloadEngine: Sendable {
                     logger.debug("restarting \(job.url.absoluteString) from zero: \(mismatch.reason)")
                     try await runBlocking { try sink.truncateNow() }
                 }
-                let lastError = classified.error.message
                 let reached = drained?.size ?? sink.size
                 // A stalled attempt is a failed one even if it trickled a few new bytes.
                 let madeProgress = reached > furthest && !(error is StallFailure)
                 furthest = max(furthest, reached)
-                failuresWithoutProgress = madeProgress ? 0 : failuresWithoutProgress + 1
-                if failuresWithoutProgress >= configuration.retry.maxAttemptsWithoutProgress {
-                    throw NewsstandError(
-                        classified.error.code,
-                        "\(lastError) (gave up after \(failuresWithoutProgress) attempts without progress)",
-                        underlying: error, errno: classified.error.errno, httpStatus: classified.error.httpStatus)
-                }
-                let delay = configuration.retry.delay(
-                    attempt: max(failuresWithoutProgress, 1), retryAfter: classified.retryAfter,
-                    madeProgress: madeProgress)
-                progress(.retrying(attempt: failuresWithoutProgress, delay: delay, reason: lastError))
-                try await Task.sleep(for: delay)
+                try await backOff(
+                    after: classified, of: error, madeProgress: madeProgress, failures: &failuresWithoutProgress,
+                    progress: progress)
             }
         }
+    }
+
+    /// After a transient failure of an attempt (or of one range): gives up once the attempts in a row
+    /// without progress reach the retry budget, else reports the retry and waits its backoff.
+    /// - Throws: The final error, naming the attempts; `CancellationError` while waiting.
+    func backOff(
+        after classified: Classified, of error: any Error, madeProgress: Bool, failures: inout Int,
+        progress: @Sendable (Progress) -> Void
+    ) async throws {
+        failures = madeProgress ? 0 : failures + 1
+        if failures >= configuration.retry.maxAttemptsWithoutProgress {
+            throw NewsstandError(
+                classified.error.code, "\(classified.error.message) (gave up after \(failures) attempts without progress)",
+                underlying: error, errno: classified.error.errno, httpStatus: classified.error.httpStatus)
+        }
+        let delay = configuration.retry.delay(
+            attempt: max(failures, 1), retryAfter: classified.retryAfter, madeProgress: madeProgress)
+        progress(.retrying(attempt: failures, delay: delay, reason: classified.error.message))
+        try await Task.sleep(for: delay)
     }
 
     func verify(_ job: Job, digest: String?) throws {

@@ -250,17 +250,9 @@ extension DownloadEngine {
                 let classified = DownloadEngine.classify(error, url: job.url, hop: target)
                 guard classified.isTransient else { throw classified.error }
                 let madeProgress = tracker.segment(index).next > segment.next && !(error is StallFailure)
-                failuresWithoutProgress = madeProgress ? 0 : failuresWithoutProgress + 1
-                if failuresWithoutProgress >= configuration.retry.maxAttemptsWithoutProgress {
-                    throw NewsstandError(
-                        classified.error.code,
-                        "\(classified.error.message) (gave up after \(failuresWithoutProgress) attempts without progress)",
-                        underlying: error, errno: classified.error.errno, httpStatus: classified.error.httpStatus)
-                }
-                let delay = configuration.retry.delay(
-                    attempt: max(failuresWithoutProgress, 1), retryAfter: classified.retryAfter, madeProgress: madeProgress)
-                progress(.retrying(attempt: failuresWithoutProgress, delay: delay, reason: classified.error.message))
-                try await Task.sleep(for: delay)
+                try await backOff(
+                    after: classified, of: error, madeProgress: madeProgress, failures: &failuresWithoutProgress,
+                    progress: progress)
             }
         }
     }
