@@ -98,12 +98,7 @@ enum SubscriptionRecord {
         writer.bool(subscription.downloadsAutomatically)
         writer.key("etag")
         writer.optionalString(subscription.etag)
-        writer.key("format")
-        writer.optionalString(subscription.format?.rawValue)
-        writer.key("gone")
-        writer.bool(subscription.isGone)
-        writer.key("id")
-        writer.string(subscription.id)
+        writer.subscriptionFormatAndState(subscription)
         writer.key("items")
         writer.raw("[")
         for (index, item) in subscription.items.enumerated() {
@@ -117,14 +112,7 @@ enum SubscriptionRecord {
         writer.optionalString(subscription.lastModified)
         writer.key("mapping")
         writer.optionalString(subscription.mappingJSON)
-        writer.key("name")
-        writer.string(subscription.name)
-        writer.key("paused")
-        writer.bool(subscription.isPaused)
-        writer.key("previousURLs")
-        writer.array(subscription.previousURLs) { $0.string($1.absoluteString) }
-        writer.key("url")
-        writer.string(subscription.url.absoluteString)
+        writer.subscriptionNameAndPlace(subscription)
         writer.key("version")
         writer.integer(version)
         writer.raw("}\n")
@@ -176,5 +164,31 @@ enum SyncStatusRecord {
             case .string(let outcome)? = object["outcome"], let date = try? Date(checked, strategy: .iso8601)
         else { return nil }
         return (date, outcome)
+    }
+}
+
+extension JSONWriter {
+    /// Fields of a subscription in both its stored record and `subscriptions --json`, in key order:
+    /// `format`, `gone`, `id`.
+    mutating func subscriptionFormatAndState(_ subscription: Subscription) {
+        key("format")
+        optionalString(subscription.format?.rawValue)
+        key("gone")
+        bool(subscription.isGone)
+        key("id")
+        string(subscription.id)
+    }
+
+    /// The last fields of a subscription in both its stored record and `subscriptions --json`, in key
+    /// order: `name`, `paused`, `previousURLs`, `url`.
+    mutating func subscriptionNameAndPlace(_ subscription: Subscription) {
+        key("name")
+        string(subscription.name)
+        key("paused")
+        bool(subscription.isPaused)
+        key("previousURLs")
+        array(subscription.previousURLs) { $0.string($1.absoluteString) }
+        key("url")
+        string(subscription.url.absoluteString)
     }
 }
