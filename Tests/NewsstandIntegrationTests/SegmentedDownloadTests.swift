@@ -280,4 +280,31 @@ extension SegmentedDownloadTests {
             }
         }
     }
+
+    /// An automatic split whose second range comes back whole goes on from zero on the one connection it
+    /// started from, into the same partial file.
+    @Test func anAutomaticSplitThatMeetsAWholeBodyGoesOnOnOneConnection() async throws {
+        try await withTestServer { server in
+            var body = [UInt8](repeating: 0x33, count: Int(SegmentPlan.automaticThreshold))
+            for index in stride(from: 0, to: body.count, by: 4093) { body[index] = UInt8(truncatingIfNeeded: index / 4093) }
+            server.serve("/huge.bin", bytes: body)
+            server.setFaults("/huge.bin", Faults(honourRangeRequests: 1))
+            try await withTemporaryDirectory { root in
+                var configuration = Library.Configuration()
+                configuration.syncDownloads = false
+                let library = try await Library.open(at: root, configuration: configuration)
+                let url = try #require(URL(string: server.url("/huge.bin")))
+                try await library.addIssue(
+                    named: "Issue", date: IssueDate(year: 2026, month: 11, day: 23)!,
+                    assets: [AssetRequest(url: url, sha256: sha256Hex(body), unpack: false)])
+                let summary = try await library.download()
+                try await library.shutdown()
+                #expect(summary.failed.isEmpty, "\(summary.failed)")
+                let issue = try #require(try await library.issue(named: "Issue"))
+                let file = library.contentURL(for: issue).appendingPathComponent("huge.bin")
+                #expect(Array(try Data(contentsOf: file)) == body)
+                #expect(server.requests("/huge.bin").last?.header("range") == nil)
+            }
+        }
+    }
 }

@@ -151,7 +151,12 @@ extension DownloadEngine {
             do {
                 try verify(job, digest: digest)
             } catch {
-                try await discard(job)
+                // As on one connection: the bad file goes (the error says so).
+                let (partial, record) = (job.partialPath, job.recordPath)
+                try await runBlocking {
+                    try POSIX.unlinkIfPresent(partial)
+                    try POSIX.unlinkIfPresent(record)
+                }
                 throw error
             }
         }
@@ -257,12 +262,16 @@ extension DownloadEngine {
         }
     }
 
-    /// Deletes the partial file and its record: the next attempt starts from zero.
+    /// Empties the partial file and deletes its record: the next attempt starts from zero. Emptied in place,
+    /// not unlinked: after an automatic split the one-connection attempt that goes on holds it open.
     private func discard(_ job: Job) async throws {
         let (partial, record) = (job.partialPath, job.recordPath)
         try await runBlocking {
-            try POSIX.unlinkIfPresent(partial)
             try POSIX.unlinkIfPresent(record)
+            guard POSIX.exists(partial) else { return }
+            let fd = try POSIX.open(partial, O_WRONLY | O_NOFOLLOW)
+            defer { _ = close(fd) }
+            try POSIX.call("cannot truncate", path: partial) { ftruncate(fd, 0) }
         }
     }
 
@@ -399,3 +408,7 @@ extension ResumeRecord {
         return copy
     }
 }
+
+#if canImport(Glibc)
+    import Glibc
+#endif
