@@ -34,6 +34,10 @@ struct ArchiveExtractor: Sendable {
     var limits: UnpackLimits
     /// The preferred confinement; tests force ``Confinement/absolutePathPrefix`` to exercise the fallback.
     var confinement: Confinement
+    /// The most workers that unpack one archive at once (see ``ExtractionPlan``): the processors, at most 4.
+    var maxWorkers = min(max(sysconf(Int32(_SC_NPROCESSORS_ONLN)), 1), 4)
+    /// The fewest entries an archive needs to be unpacked by several workers.
+    var parallelThreshold = ExtractionPlan.defaultThreshold
 
     /// Creates an extractor.
     ///
@@ -71,10 +75,11 @@ struct ArchiveExtractor: Sendable {
 
     /// Extracts `archivePath` into `stagingDirectory`.
     ///
-    /// The work runs on a new thread created and joined here: it switches that thread (only) to a UTF-8 locale so
-    /// libarchive keeps Unicode names intact, gives it its own working directory and umask with
-    /// `unshare(CLONE_FS)`, and `chdir`s it into the staging folder (see ``Confinement``). The process working
-    /// directory, umask and locale, and every other thread, are untouched.
+    /// The work runs on new threads created and joined here, one per worker (several for a large ZIP whose entries
+    /// cannot interfere, see ``ExtractionPlan``; else one): each switches itself (only) to a UTF-8 locale so
+    /// libarchive keeps Unicode names intact, gets its own working directory and umask with `unshare(CLONE_FS)`,
+    /// and `chdir`s into the staging folder (see ``Confinement``). The process working directory, umask and
+    /// locale, and every other thread, are untouched.
     ///
     /// Blocking, and for as long as the archive takes to unpack: call it off the Swift concurrency pool (a
     /// dedicated thread or an `NIOThreadPool`). Data is copied block by block; memory stays flat.
@@ -90,18 +95,71 @@ struct ArchiveExtractor: Sendable {
         let realArchive = try Self.realPath(of: archivePath, kind: .io, what: "archive", archivePath: archivePath)
         let limits = self.limits
         let confinement = self.confinement
-        let result = try DedicatedThread.run { () -> Result<ExtractionSummary, ArchiveError> in
-            Result { () throws(ArchiveError) -> ExtractionSummary in
-                try Self.extractOnCurrentThread(
-                    archivePath: archivePath,
-                    realArchive: realArchive,
-                    realStaging: realStaging,
-                    limits: limits,
-                    confinement: confinement
-                )
+        // Several workers only where each can have its own working directory: with absolute paths, libarchive's
+        // umask(0)/umask(old) on each entry would race between them on the process-wide umask.
+        var plan = ExtractionPlan.sequential
+        if confinement == .threadWorkingDirectory {
+            plan = ExtractionPlan.make(forArchiveAt: realArchive, maximum: maxWorkers, threshold: parallelThreshold)
+            if plan.workers > 1, (try? DedicatedThread.run({ clibarchive_unshare_fs() == 0 })) != true {
+                plan = .sequential
             }
         }
-        return try result.get()
+        let workers = plan.workers
+        let budget = ExtractionBudget(plan: plan)
+        // The free space is a limit too: an archive that would fill the disk stops before it does.
+        let spaceLimit = FreeSpace.figures(at: realStaging).map { max(0, $0.available - $0.margin) }
+        let bodies: [() -> WorkerOutput?] = (0..<workers).map { worker in
+            { () -> WorkerOutput? in
+                var output: WorkerOutput?
+                do throws(ArchiveError) {
+                    output = try Self.extractOnCurrentThread(
+                        archivePath: archivePath,
+                        realArchive: realArchive,
+                        realStaging: realStaging,
+                        limits: limits,
+                        confinement: confinement,
+                        worker: worker,
+                        budget: budget,
+                        spaceLimit: spaceLimit
+                    )
+                } catch {
+                    budget.fail(at: -1, error)
+                }
+                // Both at once if the session already did them.
+                if worker == 0 { budget.announceDirectoriesReady() }
+                budget.waitForAllWorkers(worker)
+                return output
+            }
+        }
+        let results = DedicatedThread.runAll(bodies) { worker in
+            budget.fail(at: -1, ArchiveError(kind: .io, message: "cannot start extraction thread \(worker)"))
+            budget.withdraw(worker)
+        }
+        if let failure = budget.failure {
+            throw failure
+        }
+        var outputs: [WorkerOutput] = []
+        for result in results {
+            guard let output = try result.get() else {
+                throw ArchiveError(kind: .io, message: "an extraction thread ended without a result")
+            }
+            outputs.append(output)
+        }
+        var placed = outputs.flatMap(\.placed)
+        if outputs.count > 1 { placed.sort { $0.index < $1.index } }
+        return ExtractionSummary(
+            entries: outputs.map(\.entries).max() ?? 0,
+            bytes: budget.bytes,
+            warnings: outputs.flatMap(\.warnings),
+            placed: placed.map(\.entry),
+            workers: workers)
+    }
+
+    /// What one worker leaves: the entries it read, what it placed (with archive indices), its warnings.
+    private struct WorkerOutput {
+        var entries: Int
+        var placed: [(index: Int, entry: PlacedEntry)]
+        var warnings: [String]
     }
 
     /// The body of ``extract(archiveAt:into:)``; must run on a thread of its own, which it changes for good
@@ -111,8 +169,11 @@ struct ArchiveExtractor: Sendable {
         realArchive: String,
         realStaging: String,
         limits: UnpackLimits,
-        confinement: Confinement
-    ) throws(ArchiveError) -> ExtractionSummary {
+        confinement: Confinement,
+        worker: Int,
+        budget: ExtractionBudget,
+        spaceLimit: Int64?
+    ) throws(ArchiveError) -> WorkerOutput {
         var notes: [String] = []
 
         // libarchive converts entry names to and from the current locale's character set; a Swift process runs
@@ -137,7 +198,10 @@ struct ArchiveExtractor: Sendable {
             realStaging: realStaging,
             limits: limits,
             confinement: confinement,
-            notes: notes
+            notes: notes,
+            worker: worker,
+            budget: budget,
+            spaceLimit: spaceLimit
         )
     }
 
@@ -147,8 +211,11 @@ struct ArchiveExtractor: Sendable {
         realStaging: String,
         limits: UnpackLimits,
         confinement: Confinement,
-        notes: [String]
-    ) throws(ArchiveError) -> ExtractionSummary {
+        notes: [String],
+        worker: Int,
+        budget: ExtractionBudget,
+        spaceLimit: Int64?
+    ) throws(ArchiveError) -> WorkerOutput {
         var notes = notes
         // Opened by absolute path, before any chdir.
         let reader = try ArchiveReader(path: realArchive)
@@ -180,15 +247,18 @@ struct ArchiveExtractor: Sendable {
             realArchivePath: realArchive,
             limits: limits,
             pathPrefix: pathPrefix,
-            permissionMask: 0o777 & ~UInt32(umaskBits)
+            permissionMask: 0o777 & ~UInt32(umaskBits),
+            worker: worker,
+            budget: budget
         )
-        // The free space is a limit too: an archive that would fill the disk stops before it does.
-        session.spaceLimit = FreeSpace.figures(at: realStaging).map { max(0, $0.available - $0.margin) }
-        var summary = try session.run(reader: reader, writer: writer)
+        session.spaceLimit = spaceLimit
+        session.run(reader: reader, writer: writer) { () throws(ArchiveError) in
+            try ArchiveReader(path: realArchive)
+        }
         var warnings = reader.warnings
+        warnings.append(contentsOf: session.secondReaderWarnings)
         warnings.append(contentsOf: writer.warnings)
-        summary.warnings = notes + warnings.summary
-        return summary
+        return WorkerOutput(entries: session.entries, placed: session.placed, warnings: notes + warnings.summary)
     }
 
     // MARK: - Helpers

@@ -2,7 +2,8 @@ internal import CSystemShims  // before CLibArchive: `struct stat` must belong t
 internal import CLibArchive
 import Glibc
 
-/// The state of one extraction: counters against the limits, and the symbolic links created so far.
+/// One worker's part of an extraction: every `budget.workers`-th entry from `worker` on, counted against
+/// the limits in the budget all workers share, and the symbolic links created so far.
 struct ExtractionSession {
     let archivePath: String
     let realArchivePath: String
@@ -13,26 +14,26 @@ struct ExtractionSession {
     /// The permission bits an entry may keep: `0o777` less the umask (so never setuid, setgid or sticky).
     let permissionMask: UInt32
 
-    /// Entries read.
+    /// Which of the budget's workers this is.
+    let worker: Int
+    /// The totals, folders and failure shared with the other workers.
+    let budget: ExtractionBudget
+    /// Entries read (this worker reads every entry's header, and unpacks its own share).
     private(set) var entries = 0
-    /// Objects created or replaced: entries, plus the parent folders libarchive creates implicitly for them.
-    private(set) var objects = 0
-    /// Bytes of data written (the extent of each entry, holes included).
-    private(set) var bytes: Int64 = 0
     /// The most bytes the file system has room for (free space less its margin), when known: a bomb
     /// that declares no sizes stops here, having filled nothing.
     var spaceLimit: Int64?
-    /// What was created, for the content record.
-    private(set) var placed: [PlacedEntry] = []
-    /// Normalised paths of the folders known to exist (explicit entries and implicit parents), so that implicit
-    /// parents count towards ``UnpackLimits/maxEntries``: deep paths must not create folders for free.
-    private var directories = Set<[UInt8]>()
+    /// What was created, for the content record, with each entry's index in the archive.
+    private(set) var placed: [(index: Int, entry: PlacedEntry)] = []
     /// Normalised paths of the symbolic links extracted so far (nothing may be written through them).
     private var symlinks = Set<[UInt8]>()
 
     init(
-        archivePath: String, realArchivePath: String, limits: UnpackLimits, pathPrefix: [UInt8], permissionMask: UInt32
+        archivePath: String, realArchivePath: String, limits: UnpackLimits, pathPrefix: [UInt8], permissionMask: UInt32,
+        worker: Int = 0, budget: ExtractionBudget = ExtractionBudget()
     ) {
+        self.worker = worker
+        self.budget = budget
         self.archivePath = archivePath
         self.realArchivePath = realArchivePath
         self.limits = limits
@@ -55,7 +56,7 @@ struct ExtractionSession {
 
     /// Throws when `bytes` more would pass the expansion-ratio cap; `declared` says whether they are only announced.
     private func checkExpansion(adding more: Int64, declared: Bool, entryPath: String) throws(ArchiveError) {
-        guard let cap = expansionCap, let archiveBytes, more > cap - bytes else { return }
+        guard let cap = expansionCap, let archiveBytes, more > cap - budget.bytes else { return }
         throw refusal(
             .limitExceeded,
             (declared ? "the entry declares \(more) bytes, which would" : "the unpacked data would")
@@ -64,30 +65,94 @@ struct ExtractionSession {
             entryPath: entryPath)
     }
 
-    mutating func run(reader: ArchiveReader, writer: ArchiveWriter) throws(ArchiveError) -> ExtractionSummary {
+    /// Warnings of the second reader worker 0 opens when folders go first.
+    private(set) var secondReaderWarnings = WarningList()
+
+    /// Which entries one pass over the archive unpacks.
+    private enum Pass {
+        /// This worker's share of all entries.
+        case share
+        /// Only the folders (worker 0, before anyone's files).
+        case directories
+        /// This worker's share of everything but folders.
+        case filesOfShare
+    }
+
+    /// Unpacks this worker's entries, then waits for the other workers before closing the writer (which
+    /// sets the final times of folders they may have written into). A failure is recorded in the budget,
+    /// at the index of the entry concerned, not thrown.
+    /// - Parameter reopen: Opens the archive again, for worker 0's second pass when folders go first.
+    mutating func run(
+        reader: ArchiveReader, writer: ArchiveWriter, reopen: () throws(ArchiveError) -> ArchiveReader
+    ) {
+        if !budget.plan.directoriesFirst {
+            unpack(.share, reader: reader, writer: writer)
+        } else if worker == 0 {
+            unpack(.directories, reader: reader, writer: writer)
+            budget.announceDirectoriesReady()
+            if budget.failure == nil {
+                do {
+                    let second = try reopen()
+                    entries = 0
+                    unpack(.filesOfShare, reader: second, writer: writer)
+                    secondReaderWarnings = second.warnings
+                } catch {
+                    budget.fail(at: -1, error)
+                }
+            }
+        } else {
+            budget.waitForDirectories()
+            unpack(.filesOfShare, reader: reader, writer: writer)
+        }
+        budget.waitForAllWorkers(worker)
+        guard budget.failure == nil else { return }
+        do {
+            try writer.close()
+        } catch {
+            budget.fail(at: Int.max, error)
+        }
+    }
+
+    /// Failures go to the budget at the index of the entry they concern.
+    private mutating func unpack(_ pass: Pass, reader: ArchiveReader, writer: ArchiveWriter) {
         var checkedContainer = false
         while true {
+            // `entries` is the index of the entry about to be read.
+            if budget.shouldStop(before: entries) { return }
             let header: ArchiveEntryHeader?
             do {
                 header = try reader.nextEntry()
+                if !checkedContainer {
+                    try checkContainer(reader)
+                    checkedContainer = true
+                }
             } catch var error {
                 if reader.hasEncryptedEntries {
                     error.kind = .encrypted  // e.g. a 7z whose header is encrypted
                 }
-                throw error
-            }
-            if !checkedContainer {
-                try checkContainer(reader)
-                checkedContainer = true
+                budget.fail(at: entries, error)
+                return
             }
             guard let header else {
-                break
+                return
             }
             entries += 1
-            try process(header, reader: reader, writer: writer)
+            // Another worker's entry, or another pass's: the seekable ZIP reader skips its data without inflating it.
+            let mine =
+                switch pass {
+                case .share: (entries - 1) % budget.workers == worker
+                case .directories: header.fileType == CLIBARCHIVE_AE_IFDIR
+                case .filesOfShare:
+                    header.fileType != CLIBARCHIVE_AE_IFDIR && (entries - 1) % budget.workers == worker
+                }
+            guard mine else { continue }
+            do {
+                try process(header, reader: reader, writer: writer)
+            } catch {
+                budget.fail(at: entries - 1, error)
+                return
+            }
         }
-        try writer.close()
-        return ExtractionSummary(entries: entries, bytes: bytes, warnings: [], placed: placed)
     }
 
     /// Checks, once the format is known, that it is a real archive and, for ZIP, that it is complete.
@@ -155,6 +220,12 @@ struct ExtractionSession {
         if fileType == CLIBARCHIVE_AE_IFLNK && symlink == nil && hardlink == nil {
             throw refusal(.unsafeEntry, "symbolic link without a target", entryPath: entryPath)
         }
+        // Several workers unpack only archives whose central directory lists no link (see ExtractionPlan); an
+        // entry that turns out to be one anyway could be passed through by another worker's entries.
+        if budget.workers > 1 && (symlink != nil || hardlink != nil) {
+            throw refusal(
+                .unsafeEntry, "a link the ZIP's central directory does not list as one", entryPath: entryPath)
+        }
 
         // Path.
         let components: [[UInt8]]
@@ -202,7 +273,7 @@ struct ExtractionSession {
         }
 
         // Declared size: fail fast on a bomb that announces itself.
-        let remaining = limits.maxTotalBytes - bytes
+        let remaining = limits.maxTotalBytes - budget.bytes
         let declaredSize = header.declaredSize
         if let declared = declaredSize, declared > remaining {
             throw refusal(
@@ -217,12 +288,19 @@ struct ExtractionSession {
             try checkExpansion(adding: declared, declared: true, entryPath: entryPath)
         }
 
-        if let declared = declaredSize, let spaceLimit, declared > spaceLimit - bytes {
+        if let declared = declaredSize, let spaceLimit, declared > spaceLimit - budget.bytes {
             throw refusal(
                 .insufficientSpace,
                 "the entry declares \(declared) bytes but the file system has room for only "
-                    + "\(max(spaceLimit - bytes, 0)) more",
+                    + "\(max(spaceLimit - budget.bytes, 0)) more",
                 entryPath: entryPath)
+        }
+        // Counted now, before the entry exists: libarchive gives a file its declared size even when fewer bytes
+        // follow, and another worker must not take the same room in the meantime.
+        var reserved: Int64 = 0
+        if let declared = declaredSize {
+            try count(declared, declared: true, entryPath: entryPath)
+            reserved = declared
         }
 
         // Permissions: no setuid/setgid/sticky, umask applied, and the owner can always read files and
@@ -252,68 +330,76 @@ struct ExtractionSession {
 
         // Data, block by block, counted before it is written.
         var extent: Int64 = 0
+        var counted = reserved
         while let block = try reader.readDataBlock(entryPath: entryPath) {
             let (end, overflow) = block.offset.addingReportingOverflow(Int64(block.bytes.count))
             if overflow || block.offset < 0 {
                 throw refusal(.corrupt, "data block at an impossible offset \(block.offset)", entryPath: entryPath)
             }
-            if end > extent {
-                guard end - extent <= limits.maxTotalBytes - bytes else {
-                    throw refusal(
-                        .limitExceeded,
-                        "unpacked data exceeds the limit of \(limits.maxTotalBytes) bytes",
-                        entryPath: entryPath
-                    )
-                }
-                try checkExpansion(adding: end - extent, declared: false, entryPath: entryPath)
-                bytes += end - extent
-                extent = end
-                if let spaceLimit, bytes > spaceLimit {
-                    throw refusal(
-                        .insufficientSpace,
-                        "the unpacked data passed the \(spaceLimit) bytes the file system has room for",
-                        entryPath: entryPath)
-                }
+            extent = max(extent, end)
+            if end > counted {
+                try count(end - counted, declared: false, entryPath: entryPath)
+                counted = end
             }
             try writer.writeDataBlock(block.bytes, offset: block.offset, entryPath: entryPath)
         }
         try writer.finishEntry(entryPath: entryPath)
         if let text = String(validating: path, as: UTF8.self) {
+            let entry: PlacedEntry
             if hardlink != nil {
-                placed.append(PlacedEntry(path: text, kind: .file, size: nil))
+                entry = PlacedEntry(path: text, kind: .file, size: nil)
             } else if symlink != nil {
-                placed.append(PlacedEntry(path: text, kind: .link, size: nil))
+                entry = PlacedEntry(path: text, kind: .link, size: nil)
             } else if fileType == CLIBARCHIVE_AE_IFDIR {
-                placed.append(PlacedEntry(path: text, kind: .directory, size: nil))
+                entry = PlacedEntry(path: text, kind: .directory, size: nil)
             } else {
                 // libarchive sizes a sparse file to its declared size, past its last data block.
-                placed.append(PlacedEntry(path: text, kind: .file, size: max(declaredSize ?? extent, extent)))
+                entry = PlacedEntry(path: text, kind: .file, size: max(declaredSize ?? extent, extent))
             }
+            placed.append((entries - 1, entry))
+        }
+    }
+
+    /// Adds `more` bytes to the total, or throws if that passes a limit (checked and added in one step, so that
+    /// workers adding at once cannot pass a limit together). `declared`: announced by a header, not yet written.
+    private func count(_ more: Int64, declared: Bool, entryPath: String) throws(ArchiveError) {
+        guard let total = budget.addBytes(more, limit: min(limits.maxTotalBytes, expansionCap ?? .max)) else {
+            if more > limits.maxTotalBytes - budget.bytes {
+                throw refusal(
+                    .limitExceeded,
+                    declared
+                        ? "the entry declares \(more) bytes, past the \(limits.maxTotalBytes)-byte limit"
+                        : "unpacked data exceeds the limit of \(limits.maxTotalBytes) bytes",
+                    entryPath: entryPath
+                )
+            }
+            try checkExpansion(adding: more, declared: declared, entryPath: entryPath)
+            throw refusal(.limitExceeded, "unpacked data passes the expansion limit", entryPath: entryPath)
+        }
+        if let spaceLimit, total > spaceLimit {
+            throw refusal(
+                .insufficientSpace,
+                declared
+                    ? "the entry declares \(more) bytes, more than the file system has room for"
+                    : "the unpacked data passed the \(spaceLimit) bytes the file system has room for",
+                entryPath: entryPath)
         }
     }
 
     /// Counts the entry and any parent folders that do not exist yet against ``UnpackLimits/maxEntries``.
-    private mutating func countObjects(
+    private func countObjects(
         _ components: [[UInt8]],
         path: [UInt8],
         isDirectory: Bool,
         entryPath: String
     ) throws(ArchiveError) {
-        var missingParents = 0
+        var parents: [[UInt8]] = []
         var depth = components.count - 1
         while depth > 0 {
-            let parent = EntryPathPolicy.join(Array(components[..<depth]))
-            if directories.contains(parent) {
-                break
-            }
-            directories.insert(parent)
-            missingParents += 1
+            parents.append(EntryPathPolicy.join(Array(components[..<depth])))
             depth -= 1
         }
-        if isDirectory {
-            directories.insert(path)
-        }
-        objects += 1 + missingParents
+        let objects = budget.addObject(parents: parents, directory: isDirectory ? path : nil)
         guard objects <= limits.maxEntries else {
             throw refusal(
                 .limitExceeded,

@@ -9,6 +9,8 @@ struct ExtractionSummary: Sendable, Hashable {
     /// What was created, in archive order (entries whose path is not UTF-8 are left out): what the
     /// library records for `verify` once the content is placed.
     var placed: [PlacedEntry] = []
+    /// How many workers unpacked the archive at once (see ``ExtractionPlan``).
+    var workers = 1
 }
 
 /// One object an extraction created, relative to the staging folder.

@@ -2,14 +2,30 @@
     import Glibc
 #endif
 
-/// The total uncompressed size a ZIP declares in its central directory: what unpacking it needs on
-/// disk, known before a byte is extracted (the free-space check before unpacking). Reads the file's
-/// tail and the central directory only. Blocking.
+/// What a ZIP's central directory declares, known before a byte is extracted: the total uncompressed
+/// size (the free-space check before unpacking) and the entries (whether they can be unpacked by several
+/// workers at once). Reads the file's tail and the central directory only. Blocking.
 enum ZipCentralDirectory {
+    /// One entry as the central directory lists it.
+    struct Entry {
+        /// The name as stored (bytes; not necessarily UTF-8).
+        var name: [UInt8]
+        var uncompressedSize: Int64
+        /// A Unix symbolic link (made on Unix, with `S_IFLNK` in the external attributes).
+        var isSymlink: Bool
+        /// General purpose flag bit 0.
+        var isEncrypted: Bool
+    }
+
     /// The sum of the entries' uncompressed sizes, or nil when the file is not a ZIP this reader
     /// understands (no end record, a ZIP64 archive, a directory that does not parse): the caller then
     /// falls back to another bound.
     static func uncompressedSize(path: String) -> Int64? {
+        entries(path: path).map { $0.reduce(0) { $0.saturatingAdd($1.uncompressedSize) } }
+    }
+
+    /// The entries the central directory lists, in its order, or nil as for ``uncompressedSize(path:)``.
+    static func entries(path: String) -> [Entry]? {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return nil }
         defer { close(fd) }
@@ -28,24 +44,34 @@ enum ZipCentralDirectory {
             position -= 1
         }
         guard position >= 0 else { return nil }
-        let entries = Int(le16(tail, position + 10))
+        let count = Int(le16(tail, position + 10))
         let directorySize = Int64(le32(tail, position + 12))
         let recordOffset = Int64(size) - Int64(tailSize) + Int64(position)
         // ZIP64 (sizes or counts that do not fit the classic record): not read here.
-        guard entries != 0xFFFF, directorySize != 0xFFFF_FFFF, directorySize <= recordOffset,
+        guard count != 0xFFFF, directorySize != 0xFFFF_FFFF, directorySize <= recordOffset,
             directorySize <= 256 << 20,
             let directory = read(fd, count: Int(directorySize), at: recordOffset - directorySize)
         else { return nil }
-        var total: Int64 = 0
+        var entries: [Entry] = []
+        entries.reserveCapacity(count)
         var at = 0
-        for _ in 0..<entries {
+        for _ in 0..<count {
             guard at + 46 <= directory.count, le32(directory, at) == 0x0201_4B50 else { return nil }
             let uncompressed = le32(directory, at + 24)
             guard uncompressed != 0xFFFF_FFFF else { return nil }
-            total = total.saturatingAdd(Int64(uncompressed))
-            at += 46 + Int(le16(directory, at + 28)) + Int(le16(directory, at + 30)) + Int(le16(directory, at + 32))
+            let nameLength = Int(le16(directory, at + 28))
+            guard at + 46 + nameLength <= directory.count else { return nil }
+            let madeOnUnix = directory[at + 5] == 3
+            let mode = le32(directory, at + 38) >> 16
+            entries.append(
+                Entry(
+                    name: Array(directory[(at + 46)..<(at + 46 + nameLength)]),
+                    uncompressedSize: Int64(uncompressed),
+                    isSymlink: madeOnUnix && mode & 0o170000 == 0o120000,
+                    isEncrypted: le16(directory, at + 8) & 1 != 0))
+            at += 46 + nameLength + Int(le16(directory, at + 30)) + Int(le16(directory, at + 32))
         }
-        return total
+        return entries
     }
 
     private static func le16(_ bytes: [UInt8], _ at: Int) -> UInt16 {

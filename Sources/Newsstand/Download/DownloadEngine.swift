@@ -42,7 +42,10 @@ final class DownloadEngine: Sendable {
 
     /// How one request reaches its server.
     enum Route: Sendable, Hashable {
+        /// Plain http (or a scheme AsyncHTTPClient refuses) straight to the server.
         case direct
+        /// https straight to the server.
+        case directTLS
         /// https through a proxy: a `CONNECT` tunnel (AHC's own proxy support), TLS inside it.
         case tunnel(ProxySettings.Proxy)
         /// Plain http through a proxy: the request itself goes to the proxy, in absolute form.
@@ -50,8 +53,16 @@ final class DownloadEngine: Sendable {
 
         var proxy: ProxySettings.Proxy? {
             switch self {
-            case .direct: return nil
+            case .direct, .directTLS: return nil
             case .tunnel(let proxy), .forward(let proxy): return proxy
+            }
+        }
+
+        /// Whether its connections speak TLS, and so need the trust roots loaded.
+        var usesTLS: Bool {
+            switch self {
+            case .directTLS, .tunnel: return true
+            case .direct, .forward: return false
             }
         }
     }
@@ -111,7 +122,7 @@ final class DownloadEngine: Sendable {
         // Other schemes go direct, for AsyncHTTPClient to refuse.
         guard injected == nil, ["http", "https"].contains(url.scheme?.lowercased() ?? ""),
             let choice = proxies.proxy(for: url)
-        else { return .direct }
+        else { return url.scheme?.lowercased() == "https" ? .directTLS : .direct }
         switch choice {
         case .failure(let invalid):
             throw NewsstandError(.network, "\(invalid.variable): \(invalid.reason)")
@@ -124,7 +135,9 @@ final class DownloadEngine: Sendable {
     func client(for route: Route) async throws -> HTTPClient {
         if let injected { return injected }
         if let client = ownedClients.withLock({ $0[route] }) { return client }
-        let tls = try await tlsConfiguration()
+        // Plain http never reads the CA files: with SSL_CERT_DIR=/etc/ssl/certs that is hundreds of
+        // certificates parsed and held for nothing.
+        let tls = route.usesTLS ? try await tlsConfiguration() : TLSConfiguration.makeClientConfiguration()
         return ownedClients.withLock { clients in
             if let client = clients[route] { return client }
             var config = HTTPClient.Configuration(
