@@ -158,10 +158,10 @@ final class DownloadEngine: Sendable {
             config.http1_1ConnectionDebugInitializer = { channel in
                 channel.eventLoop.submit {
                     // Larger socket reads than NIO's 64 KiB default: fewer, bigger body parts for the file sink; at
-                    // most 512 KiB, as reads of 1 MiB bought no throughput and each one held a MiB.
+                    // most 256 KiB, as larger reads bought no throughput and each one is held until written.
                     try channel.syncOptions?.setOption(
                         ChannelOptions.recvAllocator,
-                        value: AdaptiveRecvByteBufferAllocator(minimum: 64 << 10, initial: 256 << 10, maximum: 512 << 10))
+                        value: AdaptiveRecvByteBufferAllocator(minimum: 64 << 10, initial: 256 << 10, maximum: 256 << 10))
                     if absoluteForm { try AbsoluteFormHandler.install(on: channel) }
                 }
             }

@@ -22,10 +22,11 @@ final class FileSink: Sendable {
     private let hashing: Bool
     /// Called on the sink's queue after each write has landed, with the new end of the written bytes.
     private let landed: (@Sendable (Int64) -> Void)?
-    // 2 MiB / 512 KiB: the 1 GiB loopback download keeps its throughput (bench `large`) with 5 MiB less
-    // peak memory than 4 MiB / 1 MiB; 1 MiB / 256 KiB stalled the socket often enough to lose it.
-    private static let highWater = 2 << 20
-    private static let lowWater = 512 << 10
+    // 1 MiB / 256 KiB with socket reads of at most 256 KiB (DownloadEngine): the 1 GiB loopback download
+    // keeps curl's throughput (bench `large`) with 2 MiB less peak memory than 2 MiB / 512 KiB with 512 KiB
+    // reads. 1 MiB / 256 KiB with 512 KiB reads stalled the socket often enough to lose throughput.
+    private static let highWater = 1 << 20
+    private static let lowWater = 256 << 10
     /// Writeback is started every this many bytes, so the final fsync finds little left to flush.
     private static let writebackStep: Int64 = 8 << 20
 
