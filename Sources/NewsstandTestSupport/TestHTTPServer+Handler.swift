@@ -1,3 +1,5 @@
+// Over 400 lines, one job: the channel handler that answers one request, with each fault applied
+// where it strikes in the response.
 import Foundation
 import NIOCore
 import NIOHTTP1

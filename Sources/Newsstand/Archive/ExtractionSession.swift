@@ -1,3 +1,5 @@
+// Over 400 lines, one job: one worker's checks of every entry (type, path, links, limits) before
+// libarchive writes it; they read and update the same session state.
 internal import CSystemShims  // before CLibArchive: `struct stat` must belong to the shims (see shims.h)
 internal import CLibArchive
 import Glibc

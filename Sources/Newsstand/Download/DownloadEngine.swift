@@ -1,3 +1,5 @@
+// Over 400 lines, one job: the engine type (clients per route, one request with its retries); the
+// configuration, segments and delegates live in their own files.
 import AsyncHTTPClient
 import Foundation
 import Logging

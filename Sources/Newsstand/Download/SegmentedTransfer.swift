@@ -1,3 +1,5 @@
+// Over 400 lines, one job: a segmented download (probe, plan, ranges on several connections,
+// resume, fallback); the delegates and the plan are in their own files.
 import AsyncHTTPClient
 import Foundation
 import Logging
