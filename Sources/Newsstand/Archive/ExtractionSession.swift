@@ -274,31 +274,10 @@ struct ExtractionSession {
             }
         }
 
-        // Declared size: fail fast on a bomb that announces itself.
-        let remaining = limits.maxTotalBytes - budget.bytes
+        // Declared size: fail fast on a bomb that announces itself. Counted now, before the entry exists:
+        // libarchive gives a file its declared size even when fewer bytes follow, and another worker must not
+        // take the same room in the meantime.
         let declaredSize = header.declaredSize
-        if let declared = declaredSize, declared > remaining {
-            throw refusal(
-                .limitExceeded,
-                "the entry declares \(declared) bytes but only \(max(remaining, 0)) of the "
-                    + "\(limits.maxTotalBytes)-byte limit remain",
-                entryPath: entryPath
-            )
-        }
-
-        if let declared = declaredSize {
-            try checkExpansion(adding: declared, declared: true, entryPath: entryPath)
-        }
-
-        if let declared = declaredSize, let spaceLimit, declared > spaceLimit - budget.bytes {
-            throw refusal(
-                .insufficientSpace,
-                "the entry declares \(declared) bytes but the file system has room for only "
-                    + "\(max(spaceLimit - budget.bytes, 0)) more",
-                entryPath: entryPath)
-        }
-        // Counted now, before the entry exists: libarchive gives a file its declared size even when fewer bytes
-        // follow, and another worker must not take the same room in the meantime.
         var reserved: Int64 = 0
         if let declared = declaredSize {
             try count(declared, declared: true, entryPath: entryPath)
@@ -362,30 +341,30 @@ struct ExtractionSession {
         }
     }
 
-    /// Adds `more` bytes to the total, or throws if that passes a limit (checked and added in one step, so that
-    /// workers adding at once cannot pass a limit together). `declared`: announced by a header, not yet written.
+    /// Adds `more` bytes to the total, or throws naming the first limit it would pass: the byte limit, the
+    /// expansion ratio, the free space. Checked and added in one step, so that workers adding at once cannot
+    /// pass a limit together. `declared`: announced by a header, not yet written.
     private func count(_ more: Int64, declared: Bool, entryPath: String) throws(ArchiveError) {
-        guard let total = budget.addBytes(more, limit: min(limits.maxTotalBytes, expansionCap ?? .max)) else {
-            if more > limits.maxTotalBytes - budget.bytes {
-                throw refusal(
-                    .limitExceeded,
-                    declared
-                        ? "the entry declares \(more) bytes, past the \(limits.maxTotalBytes)-byte limit"
-                        : "unpacked data exceeds the limit of \(limits.maxTotalBytes) bytes",
-                    entryPath: entryPath
-                )
-            }
-            try checkExpansion(adding: more, declared: declared, entryPath: entryPath)
-            throw refusal(.limitExceeded, "unpacked data passes the expansion limit", entryPath: entryPath)
-        }
-        if let spaceLimit, total > spaceLimit {
+        let cap = min(limits.maxTotalBytes, expansionCap ?? .max, spaceLimit ?? .max)
+        guard budget.addBytes(more, limit: cap) == nil else { return }
+        let bytes = budget.bytes
+        if more > limits.maxTotalBytes - bytes {
             throw refusal(
-                .insufficientSpace,
+                .limitExceeded,
                 declared
-                    ? "the entry declares \(more) bytes, more than the file system has room for"
-                    : "the unpacked data passed the \(spaceLimit) bytes the file system has room for",
+                    ? "the entry declares \(more) bytes but only \(max(limits.maxTotalBytes - bytes, 0)) of the "
+                        + "\(limits.maxTotalBytes)-byte limit remain"
+                    : "unpacked data exceeds the limit of \(limits.maxTotalBytes) bytes",
                 entryPath: entryPath)
         }
+        try checkExpansion(adding: more, declared: declared, entryPath: entryPath)
+        let room = max((spaceLimit ?? .max) - bytes, 0)
+        throw refusal(
+            .insufficientSpace,
+            declared
+                ? "the entry declares \(more) bytes but the file system has room for only \(room) more"
+                : "the unpacked data would pass the \(spaceLimit ?? 0) bytes the file system has room for",
+            entryPath: entryPath)
     }
 
     /// Counts the entry and any parent folders that do not exist yet against ``UnpackLimits/maxEntries``.
