@@ -22,6 +22,16 @@ FISHCOMPDIR   := $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d
 ISSUES_BIN    := .build/$(CONFIGURATION)/issues
 # Release builds link the Swift runtime and Foundation in (see `release`).
 STATIC_STDLIB := --static-swift-stdlib
+# Release builds also link with the toolchain's ld.lld, when it is there and glibc is 2.36 or newer:
+# relative relocations packed (DT_RELR: 23 KB instead of the 2.8 MB of .rela.dyn that the loader reads at
+# every start) and no exported symbols (Release/exports.map). Together they take about 4 MiB off a
+# download's peak resident memory (bench `large`), and the binary keeps its position independence (ASLR).
+# Elsewhere the release build links as before.
+LLD          := $(shell command -v ld.lld 2>/dev/null)
+GLIBC_RELR   := $(shell getconf GNU_LIBC_VERSION 2>/dev/null | awk '{ split($$2, v, "."); if (v[1] > 2 || (v[1] == 2 && v[2] >= 36)) print "yes" }')
+RELEASE_TOOLSET := .build/release-toolset.json
+RELEASE_LINK := $(if $(and $(LLD),$(GLIBC_RELR)),--toolset $(RELEASE_TOOLSET) -Xlinker -z -Xlinker pack-relative-relocs -Xlinker --version-script=$(CURDIR)/Release/exports.map)
+RELEASE_FLAGS = $(STATIC_STDLIB) $(RELEASE_LINK)
 # Where swift-argument-parser's generate-manual plugin writes the page.
 MANPAGE       := .build/plugins/GenerateManual/outputs/issues/issues.1
 
@@ -56,8 +66,15 @@ build: deps
 
 # The Swift runtime and Foundation linked in: the binary runs where no Swift toolchain is installed, and
 # a download's peak memory is 3 MiB lower (no dynamic loading of the Swift libraries).
-release: deps
-	$(SWIFT) build -c release --product issues $(STATIC_STDLIB)
+release: deps release-toolset
+	$(SWIFT) build -c release --product issues $(RELEASE_FLAGS)
+
+# SwiftPM takes the linker from a toolset file; its path is this machine's, so the file is written here.
+.PHONY: release-toolset
+release-toolset:
+	@mkdir -p .build
+	@if [ -n "$(RELEASE_LINK)" ]; then \
+	  printf '{ "schemaVersion": "1.0", "linker": { "path": "%s" } }\n' '$(LLD)' > $(RELEASE_TOOLSET); fi
 
 # The man page, from the built command's own help (--experimental-dump-help) by swift-argument-parser's
 # plugin. Its DESCRIPTION carries the environment variables and exit statuses (the root command's
@@ -70,8 +87,8 @@ manual: deps
 	$(SWIFT) package plugin generate-manual --configuration $(CONFIGURATION)
 	sed -i -e 's/^$$/.Pp/' -e 's/^\.Ex -std$$/$(EXIT_STATUSES)/' $(MANPAGE)
 
-install: deps
-	$(SWIFT) build -c $(CONFIGURATION) --product issues $(if $(filter release,$(CONFIGURATION)),$(STATIC_STDLIB))
+install: deps release-toolset
+	$(SWIFT) build -c $(CONFIGURATION) --product issues $(if $(filter release,$(CONFIGURATION)),$(RELEASE_FLAGS))
 	$(MAKE) manual install-files
 
 # Copies what the two steps above built; no Swift build, so the tests can run it while `swift test`

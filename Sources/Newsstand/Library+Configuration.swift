@@ -14,8 +14,12 @@ extension Library {
         /// Limits that stop archive bombs.
         public var unpackLimits: UnpackLimits
         /// Flush each completed download to stable storage before it counts as downloaded, so that even a
-        /// power cut cannot leave a "downloaded" asset with missing bytes. Costs a disk flush per asset.
-        public var syncDownloads: Bool
+        /// power cut cannot leave a "downloaded" asset with missing bytes. Costs a disk flush per asset, and
+        /// a download then goes no faster than the disk writes.
+        public var syncDownloads: Bool {
+            get { engine.flushesToDisk }
+            set { engine.flushesToDisk = newValue }
+        }
 
         /// Retries and backoff for transient failures.
         public var retry: RetryPolicy {
@@ -65,9 +69,8 @@ extension Library {
         ) {
             self.engine = DownloadEngine.Configuration(
                 retry: retry, connectTimeout: connectTimeout, readTimeout: readTimeout, maxRedirects: maxRedirects,
-                httpClient: httpClient, trustedCertificateFiles: trustedCertificateFiles)
+                httpClient: httpClient, trustedCertificateFiles: trustedCertificateFiles, flushesToDisk: syncDownloads)
             self.unpackLimits = unpackLimits
-            self.syncDownloads = syncDownloads
         }
     }
 }

@@ -16,5 +16,9 @@ extension DownloadEngine {
         var httpClient: HTTPClient?
         /// PEM files of CA certificates trusted besides the system's store.
         var trustedCertificateFiles: [URL] = []
+        /// Whether completed files will be flushed to disk: then writeback starts as bytes land, so the flush
+        /// finds little left. Without a flush, bytes stay in the page cache as with curl, and the kernel
+        /// writes them back when it likes; kicking writeback would only make the download wait for the disk.
+        var flushesToDisk = true
     }
 }

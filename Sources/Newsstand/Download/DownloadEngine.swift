@@ -253,8 +253,9 @@ final class DownloadEngine: Sendable {
             return result
         }
         let hashing = job.sha256 != nil
+        let flushed = configuration.flushesToDisk
         let sink = try await runBlocking {
-            try FileSink(path: job.partialPath, recordPath: job.recordPath, hashing: hashing)
+            try FileSink(path: job.partialPath, recordPath: job.recordPath, hashing: hashing, startsWriteback: flushed)
         }
         let startSize = sink.size
         // Automatic segments: the first response of a fresh download may turn into a segment plan.

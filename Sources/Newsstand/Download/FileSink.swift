@@ -20,6 +20,7 @@ final class FileSink: Sendable {
     private let fd: Int32
     private let queue: DispatchQueue
     private let hashing: Bool
+    private let startsWriteback: Bool
     /// Called on the sink's queue after each write has landed, with the new end of the written bytes.
     private let landed: (@Sendable (Int64) -> Void)?
     // 1 MiB / 256 KiB with socket reads of at most 256 KiB (DownloadEngine): the 1 GiB loopback download
@@ -46,14 +47,16 @@ final class FileSink: Sendable {
     /// - Parameters:
     ///   - offset: Where writing starts, for one range of a segmented download (which never hashes as it
     ///     goes: its ranges arrive out of order); nil appends at the end of the file.
+    ///   - startsWriteback: Start writeback every `writebackStep` bytes, for a file that will be flushed.
     ///   - landed: Called after each write has landed, with the new end of the written bytes.
     init(
-        path: String, recordPath: String, hashing: Bool, at offset: Int64? = nil,
+        path: String, recordPath: String, hashing: Bool, at offset: Int64? = nil, startsWriteback: Bool,
         landed: (@Sendable (Int64) -> Void)? = nil
     ) throws {
         self.path = path
         self.recordPath = recordPath
         self.hashing = hashing && offset == nil
+        self.startsWriteback = startsWriteback
         self.landed = landed
         self.queue = DispatchQueue(label: "newsstand.file-sink")
         fd = try FileSink.openPartial(path)
@@ -135,7 +138,7 @@ final class FileSink: Sendable {
                 self.digest.update(bytes)
                 let kick: (Int64, Int64)? = self.state.withLock { state in
                     state.size += Int64(bytes.count)
-                    guard state.size - state.writebackStart >= FileSink.writebackStep else { return nil }
+                    guard self.startsWriteback, state.size - state.writebackStart >= FileSink.writebackStep else { return nil }
                     defer { state.writebackStart = state.size }
                     return (state.writebackStart, state.size - state.writebackStart)
                 }

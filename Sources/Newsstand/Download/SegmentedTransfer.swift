@@ -228,8 +228,11 @@ extension DownloadEngine {
             if segment.isDone { return }
             let path = job.partialPath
             let recordPath = job.recordPath
+            let flushed = configuration.flushesToDisk
             let sink = try await runBlocking {
-                try FileSink(path: path, recordPath: recordPath, hashing: false, at: segment.next) { end in
+                try FileSink(
+                    path: path, recordPath: recordPath, hashing: false, at: segment.next, startsWriteback: flushed
+                ) { end in
                     tracker.landed(index, at: end)
                 }
             }
