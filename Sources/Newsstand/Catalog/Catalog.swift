@@ -335,7 +335,7 @@ final class Catalog: Sendable {
         let largest = try writeBuckets(buckets, flushEach: durable && !bulk)
         for id in changes.pendingRemoved.sorted() { try POSIX.unlinkIfPresent(layout.pendingMarker(id)) }
         if durable {
-            if bulk { try syncFileSystem() } else { try POSIX.fsyncDirectory(layout.records(digits: digits)) }
+            if bulk { try syncFileSystem() }  // else writeBuckets flushed the records' folder
             if !changes.pendingAdded.isEmpty || !changes.pendingRemoved.isEmpty {
                 try POSIX.fsyncDirectory(layout.pending)
             }
@@ -355,19 +355,25 @@ final class Catalog: Sendable {
         if largest > splitBytes, digits < 8 { try split(from: digits) }
     }
 
-    /// Writes each bucket atomically (an empty one is deleted).
+    /// Writes each bucket atomically (an empty one is deleted). With `flushEach`, each file is flushed as it
+    /// is written and each folder holding them once at the end, so that every rename and deletion is on disk.
     /// - Returns: The size of the largest bucket written that holds enough issues to be worth splitting.
     func writeBuckets(_ buckets: [String: CatalogBucket], flushEach: Bool) throws -> Int {
         var largest = 0
+        var folders: Set<String> = []
         for (path, bucket) in buckets.sorted(by: { $0.key < $1.key }) {
             if bucket.isEmpty {
                 try POSIX.unlinkIfPresent(path)
             } else {
                 let bytes = bucket.encoded()
                 if bucket.lines.count >= splitMinLines { largest = max(largest, bytes.count) }
-                try AtomicFile.write(Data(bytes), to: path, durable: flushEach)
+                try AtomicFile.write(Data(bytes), to: path, durable: flushEach, flushingFolder: false)
             }
+            folders.insert((path as NSString).deletingLastPathComponent)
             CrashPoint.reached("catalog-record")
+        }
+        if flushEach {
+            for folder in folders.sorted() { try POSIX.fsyncDirectory(folder) }
         }
         return largest
     }

@@ -91,7 +91,7 @@ final class FileSink: Sendable {
     /// with the writes.
     func restart(record: ResumeRecord) {
         enqueue(bytes: 0) {
-            try POSIX.call("cannot truncate", path: self.path) { ftruncate(self.fd, 0) }
+            try self.empty()
             self.state.withLock {
                 $0.size = 0
                 $0.writebackStart = 0
@@ -103,12 +103,22 @@ final class FileSink: Sendable {
 
     /// Empties the file now (before an attempt that starts from zero). Blocking.
     func truncateNow() throws {
-        try POSIX.call("cannot truncate", path: path) { ftruncate(fd, 0) }
+        try empty()
         state.withLock {
             $0.size = 0
             $0.writebackStart = 0
         }
         digest.reset(hashing)
+    }
+
+    /// Truncates the file to nothing, unless it is empty already. A new download's file always is, and on
+    /// ext4 a truncation to zero marks the file for writeback at its close (`auto_da_alloc`, meant for
+    /// programs that rewrite a file in place): every downloaded file was then written back as it closed,
+    /// and the catalog's flushes waited behind that data (200 × 5 MiB with `--jobs 8`: 2.7 s, not 1.x s).
+    private func empty() throws {
+        var info = stat()
+        if fstat(fd, &info) == 0, info.st_size == 0 { return }
+        try POSIX.call("cannot truncate", path: path) { ftruncate(fd, 0) }
     }
 
     /// Appends `buffer`. The future completes at once unless too much waits for the disk.
@@ -157,6 +167,11 @@ final class FileSink: Sendable {
                 if let failure = self.state.withLock({ $0.failure }) {
                     continuation.resume(throwing: failure)
                 } else {
+                    // The tail since the last step goes to the disk now, while the run moves on to the flush.
+                    if self.startsWriteback {
+                        let (start, end) = self.state.withLock { ($0.writebackStart, $0.size) }
+                        if end > start { _ = newsstand_start_writeback(self.fd, start, end - start) }
+                    }
                     continuation.resume()
                 }
             }

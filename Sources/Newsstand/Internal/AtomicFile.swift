@@ -9,10 +9,12 @@ import Foundation
 /// file beside the target, fsync it, rename it over the target, fsync the folder.
 enum AtomicFile {
     /// Replaces the file at `path` with `data`.
-    /// - Parameter durable: Whether to fsync the file and its folder. Either way a reader sees the old
-    ///   or the new content, never a mix; only a power cut can lose a non-durable write.
+    /// - Parameters:
+    ///   - durable: Whether to fsync the file and its folder. Either way a reader sees the old or the new
+    ///     content, never a mix; only a power cut can lose a non-durable write.
+    ///   - flushingFolder: False when the caller flushes the folder itself, once for several files.
     /// - Throws: `NewsstandError` (`.diskFull` when space runs out); the old file is then untouched.
-    static func write(_ data: Data, to path: String, durable: Bool = true) throws {
+    static func write(_ data: Data, to path: String, durable: Bool = true, flushingFolder: Bool = true) throws {
         let directory = (path as NSString).deletingLastPathComponent
         let name = (path as NSString).lastPathComponent
         let temporary = "\(directory)/.\(name).tmp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
@@ -29,7 +31,7 @@ enum AtomicFile {
             _ = unlink(temporary)
             throw error
         }
-        if durable { try POSIX.fsyncDirectory(directory) }
+        if durable && flushingFolder { try POSIX.fsyncDirectory(directory) }
     }
 
     /// Reads the whole file, or returns nil when it does not exist.
