@@ -169,7 +169,10 @@ final class FileSink: Sendable {
                 } else {
                     // The tail since the last step goes to the disk now, while the run moves on to the flush.
                     if self.startsWriteback {
-                        let (start, end) = self.state.withLock { ($0.writebackStart, $0.size) }
+                        let (start, end) = self.state.withLock { state in
+                            defer { state.writebackStart = max(state.writebackStart, state.size) }
+                            return (state.writebackStart, state.size)
+                        }
                         if end > start { _ = newsstand_start_writeback(self.fd, start, end - start) }
                     }
                     continuation.resume()
