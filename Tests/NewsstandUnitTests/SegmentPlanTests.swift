@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 
 @testable import Newsstand
@@ -53,5 +54,44 @@ import Testing
         #expect(dated.matches(etag: "\"x\"", lastModified: "Mon, 01 Jan 2024 00:00:00 GMT"))
         #expect(!dated.matches(etag: nil, lastModified: "Tue, 02 Jan 2024 00:00:00 GMT"))
         #expect(!dated.matches(etag: nil, lastModified: nil))
+    }
+
+    /// Until the ramp has decided, a connection takes one range at a time (so others can take the rest);
+    /// once one connection is all there will be, it takes every adjacent range left in one request, short
+    /// of a range that already has bytes on disk (those are never asked for again).
+    @Test func oneConnectionTakesTheRangesLeftTogetherOnceNoOthersWillOpen() {
+        let queue = RangeQueue([0, 1, 2, 4, 5, 6])
+        let touched: Set<Int> = [5]
+        #expect(queue.next(joiningWhile: { !touched.contains($0) }) == 0...0)
+        queue.joinRest()
+        #expect(queue.next(joiningWhile: { !touched.contains($0) }) == 1...2)  // 3 is done: not adjacent
+        #expect(queue.next(joiningWhile: { !touched.contains($0) }) == 4...4)  // 5 has bytes: its own request
+        #expect(queue.next(joiningWhile: { !touched.contains($0) }) == 5...6)
+        #expect(queue.next(joiningWhile: { _ in true }) == nil)
+    }
+
+    /// Bytes landing along a run of ranges move each range's cursor to its part of them, never back.
+    @Test func bytesLandingAcrossARunMoveEachRangesCursor() throws {
+        let plan = SegmentPlan(total: 12 << 20, validator: "\"e\"", count: 3)
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("segment-tracker-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let job = DownloadEngine.Job(
+            assetID: "a", url: try #require(URL(string: "http://127.0.0.1/a")), sha256: nil,
+            partialPath: folder.appendingPathComponent("a.part").path,
+            recordPath: folder.appendingPathComponent("a.json").path)
+        let tracker = SegmentTracker(plan: plan, record: ResumeRecord(url: "http://127.0.0.1/a"), job: job)
+        tracker.landed(1...2, at: (6 << 20))
+        #expect(tracker.segment(0).next == 0)
+        #expect(tracker.segment(1).next == 6 << 20)
+        #expect(tracker.segment(2).next == 8 << 20)  // its start: nothing of it yet
+        tracker.landed(1...2, at: (9 << 20))
+        #expect(tracker.segment(1).isDone)
+        #expect(tracker.segment(2).next == 9 << 20)
+        tracker.landed(1...2, at: (7 << 20))  // an older landing never moves a cursor back
+        #expect(tracker.segment(2).next == 9 << 20)
+        // The range that finished was saved with the plan.
+        let saved = try #require(ResumeRecord.load(job.recordPath)?.segments)
+        #expect(saved.segments[1].isDone)
     }
 }

@@ -91,9 +91,9 @@ extension DownloadEngine {
                 func addConnection() {
                     connections += 1
                     group.addTask {
-                        while let index = ranges.next() {
-                            try await self.fetchSegment(
-                                index, of: job, plan: plan, target: probe.target, tracker: tracker, onBytes: onBytes,
+                        while let run = ranges.next(joiningWhile: { tracker.segment($0).next == tracker.segment($0).start }) {
+                            try await self.fetchSegments(
+                                run, of: job, plan: plan, target: probe.target, tracker: tracker, onBytes: onBytes,
                                 progress: progress)
                         }
                         return false
@@ -106,6 +106,7 @@ extension DownloadEngine {
                         return true
                     }
                 }
+                if most <= 1 { ranges.joinRest() }
                 addConnection()
                 let start = (bytes: tracker.receivedSoFar, time: ContinuousClock.now)
                 if most > 1, ranges.remaining > 0 { scheduleLook() }
@@ -121,7 +122,11 @@ extension DownloadEngine {
                         let capped = SegmentRamp.isCapped(bytes: bytes, over: ContinuousClock.now - start.time)
                         logger.debug(
                             "\(job.url.absoluteString): \(bytes) bytes on one connection in the first window; \(capped ? "capped, opening more" : "not capped")")
-                        guard capped else { continue }
+                        // One connection from here on: it asks for the ranges left in one request, not one each.
+                        guard capped else {
+                            ranges.joinRest()
+                            continue
+                        }
                         for _ in 0..<min(most - connections, ranges.remaining) { addConnection() }
                     }
                 } catch {
@@ -216,16 +221,21 @@ extension DownloadEngine {
         }
     }
 
-    /// Fetches what is left of one range, retrying transient failures as the one-connection path does.
-    private func fetchSegment(
-        _ index: Int, of job: Job, plan: SegmentPlan, target: Hop, tracker: SegmentTracker,
+    /// Fetches what is left of a run of adjacent ranges in one request, retrying transient failures as the
+    /// one-connection path does. A run is one range, or, once one connection is all there will be, every
+    /// range left (see ``RangeQueue/joinRest()``).
+    private func fetchSegments(
+        _ run: ClosedRange<Int>, of job: Job, plan: SegmentPlan, target: Hop, tracker: SegmentTracker,
         onBytes: @escaping @Sendable (Int) -> Void, progress: @escaping @Sendable (Progress) -> Void
     ) async throws {
         var failuresWithoutProgress = 0
         while true {
             try Task.checkCancellation()
-            let segment = tracker.segment(index)
-            if segment.isDone { return }
+            // Bytes land in order along the run, so what is left is one range: from the first unfinished one.
+            guard let first = run.first(where: { !tracker.segment($0).isDone }) else { return }
+            let segment = SegmentPlan.Segment(
+                start: tracker.segment(first).start, end: tracker.segment(run.upperBound).end,
+                next: tracker.segment(first).next)
             let path = job.partialPath
             let recordPath = job.recordPath
             let flushed = configuration.flushesToDisk
@@ -233,7 +243,7 @@ extension DownloadEngine {
                 try FileSink(
                     path: path, recordPath: recordPath, hashing: false, at: segment.next, startsWriteback: flushed
                 ) { end in
-                    tracker.landed(index, at: end)
+                    tracker.landed(first...run.upperBound, at: end)
                 }
             }
             var headers = DownloadEngine.baseHeaders
@@ -248,7 +258,7 @@ extension DownloadEngine {
                 try await execute(request, delegate: delegate, route: target.route, received: { delegate.receivedBytes })
                 _ = try await sink.drain()
                 tracker.addFetched(delegate.receivedBytes)
-                if tracker.segment(index).isDone { return }
+                if tracker.segment(run.upperBound).isDone { return }
                 throw NewsstandError(.lengthMismatch, "\(job.url.absoluteString): a range ended early")
             } catch let error as SegmentDisagreement {
                 _ = try? await sink.drain()
@@ -259,7 +269,8 @@ extension DownloadEngine {
                 if !(error is NewsstandError) { tracker.addFetched(delegate.receivedBytes) }
                 let classified = DownloadEngine.classify(error, url: job.url, hop: target)
                 guard classified.isTransient else { throw classified.error }
-                let madeProgress = tracker.segment(index).next > segment.next && !(error is StallFailure)
+                let reached = run.first(where: { !tracker.segment($0).isDone }).map { tracker.segment($0).next } ?? segment.end
+                let madeProgress = reached > segment.next && !(error is StallFailure)
                 try await backOff(
                     after: classified, of: error, madeProgress: madeProgress, failures: &failuresWithoutProgress,
                     progress: progress)
@@ -340,13 +351,22 @@ final class SegmentTracker: Sendable {
         }
     }
 
-    /// A range's bytes have landed up to `end`; saves the plan when it is due.
-    func landed(_ index: Int, at end: Int64) {
+    /// The bytes of a run of adjacent ranges have landed up to `end`: each range's cursor moves to the part
+    /// of `end` inside it. Saves the plan when it is due.
+    func landed(_ run: ClosedRange<Int>, at end: Int64) {
         let due = state.withLock { state -> Bool in
-            state.plan.segments[index].next = end
-            let done = end >= state.plan.segments[index].end
-            guard done || end - state.savedNext[index] >= SegmentTracker.saveStep else { return false }
-            return done || ContinuousClock.now - state.lastSave >= .milliseconds(250)
+            var due = false
+            for index in run {
+                let segment = state.plan.segments[index]
+                guard end > segment.next else { continue }
+                let next = min(end, segment.end)
+                state.plan.segments[index].next = next
+                let done = next >= segment.end
+                if done || next - state.savedNext[index] >= SegmentTracker.saveStep {
+                    due = due || done || ContinuousClock.now - state.lastSave >= .milliseconds(250)
+                }
+            }
+            return due
         }
         if due { try? save() }
     }
@@ -368,23 +388,38 @@ final class SegmentTracker: Sendable {
 
 /// The ranges not started yet, taken one at a time by the connections.
 final class RangeQueue: Sendable {
-    private let pending: Mutex<[Int]?>
+    private struct State {
+        var pending: [Int]?
+        var joining = false
+    }
+    private let state: Mutex<State>
 
-    init(_ indices: [Int]) { pending = Mutex(indices) }
+    init(_ indices: [Int]) { state = Mutex(State(pending: indices)) }
 
-    /// The next range to fetch, or nil when none is left (or the transfer is being stopped).
-    func next() -> Int? {
-        pending.withLock { pending in
-            guard let first = pending?.first else { return nil }
-            pending?.removeFirst()
-            return first
+    /// The next range to fetch, with (after ``joinRest()``) the adjacent ranges after it for which
+    /// `untouched` holds, so that one request asks for them all; nil when none is left (or the transfer is
+    /// being stopped). A range with bytes already on disk ends a run: its bytes are never asked for again.
+    func next(joiningWhile untouched: (Int) -> Bool) -> ClosedRange<Int>? {
+        state.withLock { state in
+            guard let first = state.pending?.first else { return nil }
+            state.pending?.removeFirst()
+            var last = first
+            while state.joining, let following = state.pending?.first, following == last + 1, untouched(following) {
+                state.pending?.removeFirst()
+                last = following
+            }
+            return first...last
         }
     }
 
-    var remaining: Int { pending.withLock { $0?.count ?? 0 } }
+    var remaining: Int { state.withLock { $0.pending?.count ?? 0 } }
+
+    /// No more connections will open: from now on a connection takes every adjacent range left at once,
+    /// because a range of its own each would cost a request and a pause at each boundary.
+    func joinRest() { state.withLock { $0.joining = true } }
 
     /// Hands out nothing more.
-    func close() { pending.withLock { $0 = nil } }
+    func close() { state.withLock { $0.pending = nil } }
 }
 
 /// Whether a segmented download gets more than one connection: it starts with one, and after one
