@@ -358,8 +358,9 @@ final class SegmentTracker: Sendable {
             var due = false
             for index in run {
                 let segment = state.plan.segments[index]
-                guard end > segment.next else { continue }
+                // A range of the run that was already whole moves no cursor, and is no reason to save.
                 let next = min(end, segment.end)
+                guard next > segment.next else { continue }
                 state.plan.segments[index].next = next
                 let done = next >= segment.end
                 if done || next - state.savedNext[index] >= SegmentTracker.saveStep {
