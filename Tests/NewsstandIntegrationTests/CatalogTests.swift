@@ -56,6 +56,58 @@ import Testing
         #expect(try bytes.withUnsafeBufferPointer { try IssueRecord.decode($0, path: "r.json") } == issue)
     }
 
+    /// A run reads each asset it starts by itself (``IssueRecord/decodeAsset(_:ofIssueNamed:in:path:)``):
+    /// the same asset as the whole decode gives, the issue's flags, and nothing for another issue or id.
+    @Test func oneAssetReadsAsTheWholeRecordHasIt() async throws {
+        var issue = try sampleIssue()
+        for index in 0..<5 {
+            var asset = AssetDownload(
+                id: "a\(index)", url: try #require(URL(string: "https://cdn.example.com/issue/\(index).pdf?sig=x")),
+                headers: ["Authorization": "Bearer \(index)"])
+            asset.state = index % 2 == 0 ? .failed : .pending
+            asset.error = index % 2 == 0 ? "HTTP 503 \"busy\"" : nil
+            issue.assets.append(asset)
+        }
+        issue.isBeingRemoved = true
+        let bytes = IssueRecord.encode(issue)
+        try bytes.withUnsafeBufferPointer { record in
+            for asset in issue.assets {
+                let standing = try #require(try IssueRecord.decodeAsset(asset.id, ofIssueNamed: issue.name, in: record, path: "r"))
+                #expect(standing.asset == asset)
+                #expect(standing.isBeingRemoved)
+                #expect(!standing.hasOrigin)
+            }
+            #expect(try IssueRecord.decodeAsset("missing", ofIssueNamed: issue.name, in: record, path: "r") == nil)
+            #expect(try IssueRecord.decodeAsset("a1", ofIssueNamed: "Another issue", in: record, path: "r") == nil)
+        }
+        // Through the catalog, as a download reads it.
+        issue.isBeingRemoved = false
+        issue.origin = Newsstand.Issue.Origin(subscriptionID: "s", itemID: "i")
+        let stored = issue
+        try await withTemporaryDirectory { root in
+            let catalog = try self.catalog(root)
+            try catalog.write { changes in try changes.put(stored) }
+            let standing = try #require(try catalog.assetStanding("a3", ofIssueNamed: stored.name))
+            #expect(standing.asset == stored.assets[4])
+            #expect(!standing.isBeingRemoved)
+            #expect(standing.hasOrigin)
+            #expect(try catalog.assetStanding("a3", ofIssueNamed: "No such issue") == nil)
+        }
+    }
+
+    @Test(arguments: [
+        // The asset listed twice; a removal flag that is not a boolean; a record from a newer version.
+        #"{"assets":[{"id":"a"},{"id":"a"}],"name":"x"}"#,
+        #"{"assets":[],"name":"x","removing":"yes"}"#,
+        #"{"assets":[{"id":"a","url":"http://127.0.0.1/a","state":"pending","receivedBytes":0,"unpack":true}],"name":"x","version":99}"#,
+        #"{"assets":[{"id":"a"}"#,
+    ])
+    func oneAssetRefusesWhatTheWholeDecodeRefuses(_ text: String) throws {
+        #expect(throws: NewsstandError.self) {
+            try Array(text.utf8).withUnsafeBufferPointer { try IssueRecord.decodeAsset("a", ofIssueNamed: "x", in: $0, path: "r") }
+        }
+    }
+
     @Test func readsEscapesAndSurrogatePairs() throws {
         let text = #"{"name":"\u00e9\ud83d\uddde\/\"","date":"2026-11-20","folder":"f","status":"none","assets":[]}"#
         let issue = try Array(text.utf8).withUnsafeBufferPointer { try IssueRecord.decode($0, path: "r.json") }

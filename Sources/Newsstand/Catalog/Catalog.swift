@@ -214,13 +214,25 @@ final class Catalog: Sendable {
         return issue.name == name ? issue : nil
     }
 
-    /// The record stored under `key`, or nil. Without the lock a split may move the buckets under the
-    /// reader: a bucket missing after a change of depth is looked up again at the new depth.
+    /// Where the asset with `id` of the named issue stands, or nil when the issue or the asset is gone;
+    /// reads that one asset of the record, not all of them.
+    func assetStanding(_ id: String, ofIssueNamed name: String) throws -> AssetStanding? {
+        let key = Catalog.key(for: name)
+        return try bucket(key: key)?.asset(id, ofIssue: key, named: name)
+    }
+
+    /// The record stored under `key`, or nil.
     func record(key: String) throws -> Issue? {
+        try bucket(key: key)?.issue(key)
+    }
+
+    /// The bucket that holds `key`, or nil when there is none. Without the lock a split may move the
+    /// buckets under the reader: a bucket missing after a change of depth is looked up again at the new depth.
+    private func bucket(key: String) throws -> CatalogBucket? {
         var digits = try currentDigits()
         while true {
             let path = layout.bucket(key, digits: digits)
-            if POSIX.exists(path) { return try CatalogBucket.load(path).issue(key) }
+            if POSIX.exists(path) { return try CatalogBucket.load(path) }
             let now = try currentDigits()
             if now == digits { return nil }
             digits = now

@@ -96,6 +96,14 @@ struct CatalogBucket {
         return try CatalogBucket.decodeIssue(line, path: path)
     }
 
+    /// Where the asset with `id` of the issue stored under `key` stands, or nil (see ``IssueRecord/decodeAsset(_:ofIssueNamed:in:path:)``).
+    func asset(_ id: String, ofIssue key: String, named name: String) throws -> AssetStanding? {
+        guard let line = lines.first(where: { $0.kind == .issue && $0.key == key }) else { return nil }
+        return try line.bytes[line.valueStart..<(line.bytes.count - 1)].withUnsafeBufferPointer {
+            try IssueRecord.decodeAsset(id, ofIssueNamed: name, in: $0, path: path)
+        }
+    }
+
     /// Every issue with its key.
     func issues() throws -> [(key: String, issue: Issue)] {
         try lines.filter { $0.kind == .issue }.map { ($0.key, try CatalogBucket.decodeIssue($0, path: path)) }

@@ -134,6 +134,22 @@ final class DownloadRun: Sendable {
 
     // MARK: - One asset
 
+    /// Where an asset stands when its network slot is given back: ended (skipped, removed, failed, or
+    /// complete already), or on disk and locked, ready to be placed.
+    private enum Admission: Sendable {
+        case ended(Outcome)
+        case ready(Ready)
+    }
+
+    private struct Ready: Sendable {
+        var asset: AssetDownload
+        var record: ResumeRecord?
+        var fetched: Int64
+        /// The bytes were fetched just now and are still in the partial file.
+        var inPartialFile: Bool
+        var lock: FileLock
+    }
+
     /// Takes one asset from wherever it stands to complete: fetch (or find the finished file from a
     /// run that crashed), verify, then place or unpack, committing each durable step.
     private func process(_ item: WorkItem) async -> Outcome {
@@ -143,53 +159,22 @@ final class DownloadRun: Sendable {
             onEvent(DownloadEvent(assetID: id, issueName: item.issueName, url: item.asset.url, kind: kind))
         }
         let layout = self.layout
-        let lockPath = layout.assetLock(id)
-        let lock: FileLock?
-        do {
-            lock = try await runBlocking { try FileLock.try(path: lockPath) }
-        } catch {
-            return await fail(item, NewsstandError(.io, "cannot lock \(lockPath): \(error)"), fetched: 0, emit: emit)
-        }
-        guard let lock else {
-            emit(.skipped(reason: "another issues process is downloading it"))
-            return .skipped
-        }
-        defer { withExtendedLifetime(lock) {} }
-
         var fetched: Int64 = 0
         do {
-            // Another process may have finished (or removed) it between our selection and our lock.
-            let catalog = self.catalog
-            let latest = try await runBlocking { try catalog.issue(named: item.issueName) }
-            guard let latest, !latest.isBeingRemoved, var asset = latest.assets.first(where: { $0.id == id }) else {
-                return .removed
+            // Locking, re-reading the issue and fetching share one of the `jobs` network slots: an asset
+            // waiting for its turn holds no lock and has read nothing yet. Checked up front, the 200 assets of
+            // one issue read (and decoded) that 200-asset issue 200 times before the first byte came in.
+            let ready: Ready
+            switch await network.withPermit({ await self.admit(item, emit: emit) }) {
+            case .ended(let outcome): return outcome
+            case .ready(let admitted): ready = admitted
             }
-            let contentFolder = layout.contentFolder(item.folderName)
-            if asset.isComplete {
-                emit(.finished(asset.located(in: contentFolder)))
-                return .finished(asset, fetched: 0)
-            }
+            defer { withExtendedLifetime(ready.lock) {} }
+            var asset = ready.asset
+            let record = ready.record
+            fetched = ready.fetched
             let completed = layout.completedFile(id)
-            var record = ResumeRecord.load(layout.resumeRecord(id))
-            // A finished file left by an earlier run may have been cut short on disk since, or replaced by a
-            // link: checked again before it is trusted, else fetched again from zero.
-            let expected = record?.expectedBytes
-            let sha256 = asset.sha256
-            if POSIX.exists(completed),
-                !(try await runBlocking { AssetPlacer.isIntact(completed, expectedBytes: expected, sha256: sha256) })
-            {
-                try await runBlocking {
-                    try POSIX.unlinkIfPresent(completed)
-                    try POSIX.unlinkIfPresent(layout.resumeRecord(id))
-                }
-                record = nil
-            }
-            if !POSIX.exists(completed), !placer.alreadyPlaced(record, id: id, folder: item.folderName) {
-                let (result, url) = try await fetch(asset, of: item, hasOrigin: latest.origin != nil, emit: emit)
-                // The feed's new link is what the catalog now holds; the commit below must not put back the old.
-                asset.url = url
-                fetched = result.bytesFetched
-                record = result.record
+            if ready.inPartialFile {
                 let durable = syncDownloads
                 let partialPath = layout.partialFile(id)
                 try await finishing.withPermit {
@@ -202,31 +187,103 @@ final class DownloadRun: Sendable {
             }
             asset.receivedBytes = POSIX.fileSize(completed) ?? record?.expectedBytes ?? asset.receivedBytes
             asset.expectedBytes = record?.expectedBytes ?? asset.receivedBytes
-            let finalRecord = record
-            let ready = asset
+            let placing = asset
             let final = try await finishing.withPermit {
-                try await self.place(ready, item: item, record: finalRecord, emit: emit)
+                try await self.place(placing, item: item, record: record, emit: emit)
             }
             // Safe to drop while held: whoever locks a fresh file next re-reads the state and finds it complete.
-            try? POSIX.unlinkIfPresent(lockPath)
-            emit(.finished(final.located(in: contentFolder)))
+            try? POSIX.unlinkIfPresent(layout.assetLock(id))
+            emit(.finished(final.located(in: layout.contentFolder(item.folderName))))
             return .finished(final, fetched: fetched)
-        } catch is CancellationError {
-            return .interrupted
-        } catch is AssetRemoved {
-            return .removed
-        } catch let error as NewsstandError {
-            return await fail(item, error, fetched: fetched, emit: emit)
         } catch {
+            return await outcome(of: error, item, fetched: fetched, emit: emit)
+        }
+    }
+
+    /// Locks the asset, reads where it stands now, and fetches it unless its bytes are here already.
+    /// Runs holding a network slot.
+    private func admit(_ item: WorkItem, emit: @escaping @Sendable (DownloadEvent.Kind) -> Void) async -> Admission {
+        // A run stopped while this asset waited for its slot: nothing of it is touched.
+        if Task.isCancelled { return .ended(.interrupted) }
+        let id = item.asset.id
+        let layout = self.layout
+        let lockPath = layout.assetLock(id)
+        let lock: FileLock?
+        do {
+            lock = try await runBlocking { try FileLock.try(path: lockPath) }
+        } catch {
+            return .ended(await fail(item, NewsstandError(.io, "cannot lock \(lockPath): \(error)"), fetched: 0, emit: emit))
+        }
+        guard let lock else {
+            emit(.skipped(reason: "another issues process is downloading it"))
+            return .ended(.skipped)
+        }
+        do {
+            return try await admit(item, locked: lock, emit: emit)
+        } catch {
+            // The lock is held until the failure is recorded.
+            let outcome = await outcome(of: error, item, fetched: 0, emit: emit)
+            withExtendedLifetime(lock) {}
+            return .ended(outcome)
+        }
+    }
+
+    private func admit(
+        _ item: WorkItem, locked lock: FileLock, emit: @escaping @Sendable (DownloadEvent.Kind) -> Void
+    ) async throws -> Admission {
+        let id = item.asset.id
+        let layout = self.layout
+        // Another process may have finished (or removed) it between our selection and our lock.
+        let catalog = self.catalog
+        let standing = try await runBlocking { try catalog.assetStanding(id, ofIssueNamed: item.issueName) }
+        guard let standing, !standing.isBeingRemoved else { return .ended(.removed) }
+        var asset = standing.asset
+        if asset.isComplete {
+            emit(.finished(asset.located(in: layout.contentFolder(item.folderName))))
+            return .ended(.finished(asset, fetched: 0))
+        }
+        let completed = layout.completedFile(id)
+        var record = ResumeRecord.load(layout.resumeRecord(id))
+        // A finished file left by an earlier run may have been cut short on disk since, or replaced by a
+        // link: checked again before it is trusted, else fetched again from zero.
+        let expected = record?.expectedBytes
+        let sha256 = asset.sha256
+        if POSIX.exists(completed),
+            !(try await runBlocking { AssetPlacer.isIntact(completed, expectedBytes: expected, sha256: sha256) })
+        {
+            try await runBlocking {
+                try POSIX.unlinkIfPresent(completed)
+                try POSIX.unlinkIfPresent(layout.resumeRecord(id))
+            }
+            record = nil
+        }
+        guard !POSIX.exists(completed), !placer.alreadyPlaced(record, id: id, folder: item.folderName) else {
+            return .ready(Ready(asset: asset, record: record, fetched: 0, inPartialFile: false, lock: lock))
+        }
+        let (result, url) = try await fetch(asset, of: item, hasOrigin: standing.hasOrigin, emit: emit)
+        // The feed's new link is what the catalog now holds; the commit below must not put back the old.
+        asset.url = url
+        return .ready(Ready(asset: asset, record: result.record, fetched: result.bytesFetched, inPartialFile: true, lock: lock))
+    }
+
+    /// The outcome of an error that ended an asset's processing (a failure is recorded).
+    private func outcome(
+        of error: any Error, _ item: WorkItem, fetched: Int64, emit: @escaping @Sendable (DownloadEvent.Kind) -> Void
+    ) async -> Outcome {
+        switch error {
+        case is CancellationError: return .interrupted
+        case is AssetRemoved: return .removed
+        case let error as NewsstandError: return await fail(item, error, fetched: fetched, emit: emit)
+        default:
             return await fail(
                 item, NewsstandError(.io, "\(item.asset.url.absoluteString): \(error)", underlying: error),
                 fetched: fetched, emit: emit)
         }
     }
 
-    /// Fetches the asset into its partial file under a network permit. A subscribed issue's link that
-    /// expired is asked of its feed once, and the partial file continues at the new URL (the engine sends
-    /// If-Range, so no byte already here is fetched again).
+    /// Fetches the asset into its partial file (the caller holds a network slot). A subscribed issue's
+    /// link that expired is asked of its feed once, and the partial file continues at the new URL (the
+    /// engine sends If-Range, so no byte already here is fetched again).
     /// - Returns: The engine's result and the URL the bytes came from.
     private func fetch(
         _ asset: AssetDownload, of item: WorkItem, hasOrigin: Bool, emit: @escaping @Sendable (DownloadEvent.Kind) -> Void
@@ -241,17 +298,15 @@ final class DownloadRun: Sendable {
         while true {
             let attempt = job
             do {
-                let result = try await network.withPermit {
-                    try Task.checkCancellation()
-                    return try await engine.fetch(attempt) { progress in
-                        switch progress {
-                        case .started(let from, let expected):
-                            emit(.started(resumingFrom: from, expectedBytes: expected))
-                        case .bytes(let received, let expected, let rate):
-                            emit(.progress(receivedBytes: received, expectedBytes: expected, bytesPerSecond: rate))
-                        case .retrying(let attempt, let delay, let reason):
-                            emit(.retrying(attempt: attempt, delay: delay, reason: reason))
-                        }
+                try Task.checkCancellation()
+                let result = try await engine.fetch(attempt) { progress in
+                    switch progress {
+                    case .started(let from, let expected):
+                        emit(.started(resumingFrom: from, expectedBytes: expected))
+                    case .bytes(let received, let expected, let rate):
+                        emit(.progress(receivedBytes: received, expectedBytes: expected, bytesPerSecond: rate))
+                    case .retrying(let attempt, let delay, let reason):
+                        emit(.retrying(attempt: attempt, delay: delay, reason: reason))
                     }
                 }
                 return (result, job.url)
