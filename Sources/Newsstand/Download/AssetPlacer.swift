@@ -138,8 +138,10 @@ struct AssetPlacer: Sendable {
     private func whileListed<T>(_ target: Target, _ body: () throws -> T) throws -> T {
         let lock = try FileLock(path: layout.issueLock(target.folderName))
         defer { withExtendedLifetime(lock) {} }
-        let issue = try catalog.issue(named: target.issueName)
-        guard let issue, !issue.isBeingRemoved, issue.assets.contains(where: { $0.id == target.assetID }) else {
+        // Only this asset of the record is decoded: a whole 200-asset issue decoded for each of its assets
+        // took an eighth of a 200 x 5 MiB run's CPU.
+        let standing = try catalog.assetStanding(target.assetID, ofIssueNamed: target.issueName)
+        guard let standing, !standing.isBeingRemoved else {
             try? POSIX.unlinkIfPresent(layout.completedFile(target.assetID))
             throw DownloadRun.AssetRemoved()
         }
