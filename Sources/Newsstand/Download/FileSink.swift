@@ -167,7 +167,10 @@ final class FileSink: Sendable {
                 if let failure = self.state.withLock({ $0.failure }) {
                     continuation.resume(throwing: failure)
                 } else {
-                    // The tail since the last step goes to the disk now, while the run moves on to the flush.
+                    continuation.resume()
+                    // The tail since the last step goes to the disk now, while the run moves on (to the flush, or
+                    // to a segment's next range): starting writeback can block while the disk's queue is full,
+                    // and a range's connection waited for it before asking for the next range.
                     if self.startsWriteback {
                         let (start, end) = self.state.withLock { state in
                             defer { state.writebackStart = max(state.writebackStart, state.size) }
@@ -175,7 +178,6 @@ final class FileSink: Sendable {
                         }
                         if end > start { _ = newsstand_start_writeback(self.fd, start, end - start) }
                     }
-                    continuation.resume()
                 }
             }
         }
