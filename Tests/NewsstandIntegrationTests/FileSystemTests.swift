@@ -34,6 +34,44 @@ import Testing
         #expect(error.message == "cannot open the folder: \(POSIX.describe(EACCES))")
     }
 
+    /// A resume record is rewritten in place while old and new fit in a page (no new inode per save): a
+    /// shorter record reads back whole over the longer one's padding; a record past a page is replaced by
+    /// rename; a symbolic link in its place is replaced, never written through.
+    @Test func resumeRecordRewritesInPlaceWithinAPage() async throws {
+        try await withTemporaryDirectory { folder in
+            let path = folder.path + "/a.resume.json"
+            func inode() throws -> ino_t {
+                var info = stat()
+                try #require(lstat(path, &info) == 0)
+                return info.st_ino
+            }
+            var record = ResumeRecord(
+                url: "https://cdn.example.com/" + String(repeating: "x", count: 300), etag: "\"v1\"", expectedBytes: 5 << 20)
+            try record.save(path)
+            let first = try inode()
+            record.url = "https://cdn.example.com/short"
+            record.placedAs = "issue.pdf"
+            try record.save(path)
+            #expect(try inode() == first)
+            #expect(ResumeRecord.load(path) == record)
+            #expect(POSIX.fileSize(path) ?? 0 > 300)  // padded, not truncated
+
+            record.url = "https://cdn.example.com/" + String(repeating: "y", count: ResumeRecord.inPlaceLimit)
+            try record.save(path)
+            #expect(try inode() != first)
+            #expect(ResumeRecord.load(path) == record)
+
+            let outside = folder.path + "/outside"
+            try Data("keep".utf8).write(to: URL(fileURLWithPath: outside))
+            try POSIX.unlinkIfPresent(path)
+            #expect(symlink(outside, path) == 0)
+            record.url = "https://cdn.example.com/short"
+            try record.save(path)
+            #expect(try String(contentsOfFile: outside, encoding: .utf8) == "keep")
+            #expect(ResumeRecord.load(path) == record)
+        }
+    }
+
     @Test func fileLockTryReturnsNilWhileHeldAndTheLockAfterwards() async throws {
         try await withTemporaryDirectory { folder in
             let path = folder.path + "/lock"

@@ -274,7 +274,10 @@ extension SegmentedDownloadTests {
                 // The first request asks for everything; the ranges follow, each with If-Range; no probe.
                 #expect(requests.first?.header("range") == nil)
                 let ranges = requests.dropFirst().compactMap { $0.header("range") }
-                #expect(ranges.count == SegmentPlan.automaticCount, "\(ranges)")
+                // Up to one request per range: a connection found uncapped asks for the adjacent ranges left
+                // in one request, and how soon it is found depends on the machine's load.
+                #expect((1...SegmentPlan.automaticCount).contains(ranges.count), "\(ranges)")
+                #expect(ranges.count == requests.count - 1, "\(ranges)")
                 #expect(!ranges.contains("bytes=0-0"))
                 #expect(requests.dropFirst().allSatisfy { $0.header("if-range") == "\"h1\"" })
             }

@@ -1,4 +1,9 @@
+internal import CSystemShims  // `struct stat` and its members (<sys/stat.h>)
 import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// What resuming a partial download needs, saved beside the partial file when a response starts.
 ///
@@ -40,9 +45,39 @@ struct ResumeRecord: Codable, Sendable, Hashable {
         return try? JSONDecoder().decode(ResumeRecord.self, from: data)
     }
 
-    /// Saves atomically but without fsync: losing a record to a power cut only means that download
-    /// restarts from zero (bytes are never appended without a validator), which is always safe.
+    /// Saves without fsync: losing a record to a power cut only means that download restarts from zero
+    /// (bytes are never appended without a validator), which is always safe.
+    ///
+    /// A record that exists is rewritten in place when old and new both fit in one page (one `pwrite`,
+    /// which `kill -9` cannot split; the new text is padded with spaces over the old, which JSON allows):
+    /// replacing it by rename made a new inode for each save, two per asset, and on an ext4 without a journal
+    /// each new inode is found by stepping over every one freed in the last seconds (inode allocation was a
+    /// quarter of a 200 × 5 MiB run's CPU). Otherwise, and when the rewrite fails, it is replaced whole.
     func save(_ path: String) throws {
-        try AtomicFile.write(try JSONEncoder().encode(self), to: path, durable: false)
+        let data = try JSONEncoder().encode(self)
+        if data.count <= ResumeRecord.inPlaceLimit, ResumeRecord.overwrite(path, with: data) { return }
+        try AtomicFile.write(data, to: path, durable: false)
+    }
+
+    /// The most a record rewritten in place may hold, before and after: one page.
+    static let inPlaceLimit = 4096
+
+    /// Rewrites the existing regular file at `path` with `data`, padded with spaces to its old size.
+    /// - Returns: false when there is no such file, it is too large, or the write failed (the file is
+    ///   then removed, so that a half-written record is never read).
+    private static func overwrite(_ path: String, with data: Data) -> Bool {
+        let fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC)
+        guard fd >= 0 else { return false }
+        defer { _ = close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_size <= inPlaceLimit else { return false }
+        var bytes = [UInt8](data)
+        if bytes.count < Int(info.st_size) { bytes += repeatElement(UInt8(ascii: " "), count: Int(info.st_size) - bytes.count) }
+        let written = bytes.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) }
+        guard written == bytes.count else {
+            _ = unlink(path)
+            return false
+        }
+        return true
     }
 }
