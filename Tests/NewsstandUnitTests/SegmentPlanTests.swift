@@ -13,6 +13,15 @@ import Testing
         #expect(!SegmentRamp.isCapped(bytes: 0, over: .zero))
     }
 
+    /// A connection that ends a range before the window, with more than a burst at more than a cap's rate,
+    /// is judged uncapped there; a burst, a slow range, or a range ending after the window is left to the look.
+    @Test func aFastWholeRangeIsJudgedBeforeTheWindow() {
+        #expect(SegmentRamp.isUncapped(range: 128 << 20, over: .milliseconds(70)))  // a 1 GiB file's first range
+        #expect(!SegmentRamp.isUncapped(range: 8 << 20, over: .milliseconds(5)))  // fast, but no more than a burst
+        #expect(!SegmentRamp.isUncapped(range: 16 << 20, over: .milliseconds(290)))  // 55 MiB/s: could be capped
+        #expect(!SegmentRamp.isUncapped(range: 128 << 20, over: SegmentRamp.window))  // the look decides
+    }
+
     @Test func splitsIntoRangesOfAtLeastTheMinimum() {
         let plan = SegmentPlan(total: 10 << 20, validator: "\"e\"", count: 8)
         #expect(plan.segments.count == 2)

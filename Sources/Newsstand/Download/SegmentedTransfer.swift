@@ -88,13 +88,23 @@ extension DownloadEngine {
             // out to be capped (see SegmentRamp), so an uncapped server keeps one: segments never slow it.
             try await withThrowingTaskGroup(of: Bool.self) { group in
                 var connections = 0
+                let start = (bytes: tracker.receivedSoFar, time: ContinuousClock.now)
                 func addConnection() {
                     connections += 1
+                    let first = connections == 1
                     group.addTask {
                         while let run = ranges.next(joiningWhile: { tracker.segment($0).next == tracker.segment($0).start }) {
                             try await self.fetchSegments(
                                 run, of: job, plan: plan, target: probe.target, tracker: tracker, onBytes: onBytes,
                                 progress: progress)
+                            // A whole range in less than the window, faster than any cap: the look would say the
+                            // same later, after a request and a pause at each boundary until then.
+                            if first, !ranges.isJoining,
+                                SegmentRamp.isUncapped(
+                                    range: tracker.receivedSoFar - start.bytes, over: ContinuousClock.now - start.time)
+                            {
+                                ranges.joinRest()
+                            }
                         }
                         return false
                     }
@@ -108,7 +118,6 @@ extension DownloadEngine {
                 }
                 if most <= 1 { ranges.joinRest() }
                 addConnection()
-                let start = (bytes: tracker.receivedSoFar, time: ContinuousClock.now)
                 if most > 1, ranges.remaining > 0 { scheduleLook() }
                 do {
                     while let isLook = try await group.next() {
@@ -117,7 +126,8 @@ extension DownloadEngine {
                             if connections == 0 { group.cancelAll() }  // no range left: stop waiting to look
                             continue
                         }
-                        guard connections > 0 else { continue }
+                        // Decided already: the first connection found itself uncapped at a range's end.
+                        guard connections > 0, !ranges.isJoining else { continue }
                         let bytes = tracker.receivedSoFar - start.bytes
                         let capped = SegmentRamp.isCapped(bytes: bytes, over: ContinuousClock.now - start.time)
                         logger.debug(
@@ -415,6 +425,9 @@ final class RangeQueue: Sendable {
 
     var remaining: Int { state.withLock { $0.pending?.count ?? 0 } }
 
+    /// Whether ``joinRest()`` was called.
+    var isJoining: Bool { state.withLock { $0.joining } }
+
     /// No more connections will open: from now on a connection takes every adjacent range left at once,
     /// because a range of its own each would cost a request and a pause at each boundary.
     func joinRest() { state.withLock { $0.joining = true } }
@@ -438,6 +451,16 @@ enum SegmentRamp {
     static func isCapped(bytes: Int64, over elapsed: Duration) -> Bool {
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
         return seconds > 0 && Double(bytes) / seconds < uncapped
+    }
+
+    /// The least a connection must have received, at a range's end, to be judged before the window ends:
+    /// more than a capping server's bursts (nginx's `limit_rate` sends about a second's worth at once).
+    static let earlyJudgement: Int64 = 16 * 1024 * 1024
+
+    /// Whether one connection that received `bytes` over `elapsed`, ending a range, is surely not capped:
+    /// enough bytes to be more than a burst, at least as fast as ``uncapped``.
+    static func isUncapped(range bytes: Int64, over elapsed: Duration) -> Bool {
+        bytes >= earlyJudgement && elapsed < window && !isCapped(bytes: bytes, over: elapsed)
     }
 }
 
