@@ -249,49 +249,81 @@ extension SegmentedDownloadTests {
     }
 }
 
-/// The automatic default: no probe; the first response of a large fresh download turns into ranges.
+/// The automatic default: no probe. A large fresh download stays on its first connection unless that
+/// connection is capped; then the first response's bytes stay and the rest goes on in ranges.
 @Suite(.timeLimit(.minutes(5))) struct AutomaticSegmentTests {
-    @Test func aLargeFirstResponseContinuesInRangesWithNoProbe() async throws {
-        try await withTestServer { server in
-            var body = [UInt8](repeating: 0x5A, count: Int(SegmentPlan.automaticThreshold))
-            for index in stride(from: 0, to: body.count, by: 4099) { body[index] = UInt8(truncatingIfNeeded: index / 4099) }
-            server.serve("/huge.bin", bytes: body, etag: "\"h1\"")
-            try await withTemporaryDirectory { root in
-                var configuration = Library.Configuration()
-                configuration.syncDownloads = false
-                let library = try await Library.open(at: root, configuration: configuration)
-                let url = try #require(URL(string: server.url("/huge.bin")))
-                try await library.addIssue(
-                    named: "Issue", date: IssueDate(year: 2026, month: 11, day: 23)!,
-                    assets: [AssetRequest(url: url, sha256: sha256Hex(body), unpack: false)])
-                let summary = try await library.download()
-                try await library.shutdown()
-                #expect(summary.failed.isEmpty, "\(summary.failed)")
-                let issue = try #require(try await library.issue(named: "Issue"))
-                let file = library.contentURL(for: issue).appendingPathComponent("huge.bin")
-                #expect(Array(try Data(contentsOf: file)) == body)
-                let requests = server.requests("/huge.bin")
-                // The first request asks for everything; the ranges follow, each with If-Range; no probe.
-                #expect(requests.first?.header("range") == nil)
-                let ranges = requests.dropFirst().compactMap { $0.header("range") }
-                // Up to one request per range: a connection found uncapped asks for the adjacent ranges left
-                // in one request, and how soon it is found depends on the machine's load.
-                #expect((1...SegmentPlan.automaticCount).contains(ranges.count), "\(ranges)")
-                #expect(ranges.count == requests.count - 1, "\(ranges)")
-                #expect(!ranges.contains("bytes=0-0"))
-                #expect(requests.dropFirst().allSatisfy { $0.header("if-range") == "\"h1\"" })
-            }
+    /// Downloads the 64 MiB `/huge.bin` with automatic segments (the default) into a fresh library.
+    private func download(
+        _ server: TestHTTPServer, body: [UInt8], uncappedRate: Double = SegmentRamp.uncapped
+    ) async throws -> DownloadSummary {
+        try await withTemporaryDirectory { root in
+            var configuration = Library.Configuration()
+            configuration.syncDownloads = false
+            configuration.engine.uncappedRate = uncappedRate
+            let library = try await Library.open(at: root, configuration: configuration)
+            let url = try #require(URL(string: server.url("/huge.bin")))
+            try await library.addIssue(
+                named: "Issue", date: IssueDate(year: 2026, month: 11, day: 23)!,
+                assets: [AssetRequest(url: url, sha256: sha256Hex(body), unpack: false)])
+            let summary = try await library.download()
+            try await library.shutdown()
+            #expect(summary.failed.isEmpty, "\(summary.failed)")
+            let issue = try #require(try await library.issue(named: "Issue"))
+            let file = library.contentURL(for: issue).appendingPathComponent("huge.bin")
+            #expect(Array(try Data(contentsOf: file)) == body)
+            return summary
         }
     }
 
-    /// An automatic split whose second range comes back whole goes on from zero on the one connection it
-    /// started from, into the same partial file.
+    private func hugeBody(_ seed: Int) -> [UInt8] {
+        var body = [UInt8](repeating: UInt8(truncatingIfNeeded: seed), count: Int(SegmentPlan.automaticThreshold))
+        for index in stride(from: 0, to: body.count, by: seed) { body[index] = UInt8(truncatingIfNeeded: index / seed) }
+        return body
+    }
+
+    /// An uncapped server keeps the one connection: one request, the whole body, no range. (Uncapped here
+    /// means faster than 1 MiB/s, so that a loaded machine's loopback is sure to be.)
+    @Test func anUncappedFirstResponseIsNeverSplit() async throws {
+        try await withTestServer { server in
+            let body = hugeBody(4099)
+            server.serve("/huge.bin", bytes: body, etag: "\"h1\"")
+            let summary = try await download(server, body: body, uncappedRate: Double(1 << 20))
+            let requests = server.requests("/huge.bin")
+            #expect(requests.count == 1)
+            #expect(requests.first?.header("range") == nil)
+            #expect(summary.bytesReceived == Int64(body.count))
+        }
+    }
+
+    /// A capped first response (32 MiB/s, under SegmentRamp's 64 MiB/s) ends after one window; its bytes
+    /// stay, and every range opens at once from where it stopped, each with If-Range: no byte twice.
+    @Test func aCappedFirstResponseContinuesInRangesKeepingItsBytes() async throws {
+        try await withTestServer { server in
+            let body = hugeBody(4091)
+            server.serve("/huge.bin", bytes: body, etag: "\"h1\"")
+            server.setFaults("/huge.bin", Faults(bytesPerSecond: 32 << 20))
+            let summary = try await download(server, body: body)
+            let requests = server.requests("/huge.bin")
+            #expect(requests.first?.header("range") == nil)
+            let ranges = requests.dropFirst().compactMap { $0.header("range") }
+            #expect(ranges.count == SegmentPlan.automaticCount, "\(ranges)")
+            #expect(requests.dropFirst().allSatisfy { $0.header("if-range") == "\"h1\"" })
+            // The first range begins where the first response stopped, not at zero.
+            let first = try #require(ranges.first)
+            #expect(first.hasPrefix("bytes=") && !first.hasPrefix("bytes=0-"), "\(ranges)")
+            #expect(summary.bytesReceived == Int64(body.count))
+        }
+    }
+
+    /// An automatic split whose second range comes back whole goes on from zero on one connection, into the
+    /// same partial file.
     @Test func anAutomaticSplitThatMeetsAWholeBodyGoesOnOnOneConnection() async throws {
         try await withTestServer { server in
             var body = [UInt8](repeating: 0x33, count: Int(SegmentPlan.automaticThreshold))
             for index in stride(from: 0, to: body.count, by: 4093) { body[index] = UInt8(truncatingIfNeeded: index / 4093) }
             server.serve("/huge.bin", bytes: body)
-            server.setFaults("/huge.bin", Faults(honourRangeRequests: 1))
+            // Capped, so that the first response is split at all.
+            server.setFaults("/huge.bin", Faults(bytesPerSecond: 32 << 20, honourRangeRequests: 1))
             try await withTemporaryDirectory { root in
                 var configuration = Library.Configuration()
                 configuration.syncDownloads = false

@@ -22,6 +22,16 @@ import Testing
         #expect(!SegmentRamp.isUncapped(range: 128 << 20, over: SegmentRamp.window))  // the look decides
     }
 
+    /// The bytes a capped first response kept, `[0, kept)`, move the cursors of the ranges they cover.
+    @Test func keptBytesMoveTheCursorsOfTheRangesTheyCover() {
+        var plan = SegmentPlan(total: 64 << 20, validator: "\"e\"", count: 4)
+        plan.markReceived(upTo: (16 << 20) + 5)
+        #expect(plan.segments.map(\.next) == [16 << 20, (16 << 20) + 5, 32 << 20, 48 << 20])
+        #expect(plan.segments.map(\.isDone) == [true, false, false, false])
+        #expect(plan.received == (16 << 20) + 5)
+        #expect(plan.isConsistent(fileSize: (16 << 20) + 5))
+    }
+
     @Test func splitsIntoRangesOfAtLeastTheMinimum() {
         let plan = SegmentPlan(total: 10 << 20, validator: "\"e\"", count: 8)
         #expect(plan.segments.count == 2)

@@ -20,5 +20,9 @@ extension DownloadEngine {
         /// finds little left. Without a flush, bytes stay in the page cache as with curl, and the kernel
         /// writes them back when it likes; kicking writeback would only make the download wait for the disk.
         var flushesToDisk = true
+        /// One connection at least this fast (bytes per second) is not capped: automatic segments leave it
+        /// alone and `--segments` opens no more connections (``SegmentRamp``). Tests lower it, so that what
+        /// they assert does not hang on how fast a loaded machine's loopback is.
+        var uncappedRate = SegmentRamp.uncapped
     }
 }

@@ -288,7 +288,7 @@ final class DownloadEngine: Sendable {
             func makeDelegate() -> ResponseDelegate {
                 ResponseDelegate(
                     sink: sink, requestedOffset: offset, sentValidator: validator, url: job.url,
-                    splitAbove: offset == 0 ? splitAbove : nil,
+                    splitAbove: offset == 0 ? splitAbove : nil, uncappedRate: configuration.uncappedRate,
                     onStart: { from, expected in
                         throttle.bodyStart.withLock { $0 = from }
                         progress(.started(resumingFrom: from, expected: expected))
@@ -360,13 +360,18 @@ final class DownloadEngine: Sendable {
                         .tooManyRedirects, "\(job.url.absoluteString): the redirect to \(location) was not followed")
                 }
             } catch let offer as SplitOffer {
-                // Nothing of this response was written: go on in segments, or (if they cannot be used) ask again
-                // for the whole body on this one connection.
+                // The first response's connection is capped: its bytes stay, and the rest goes on in segments, or
+                // (if they cannot be used) on this one connection from where it stopped.
                 splitAbove = nil
+                fetched += delegate.receivedBytes
+                let kept = try await sink.drain().size
                 let probe = Probe(
                     target: hop, total: offer.total, validator: offer.validator, etag: offer.etag,
                     lastModified: offer.lastModified, contentDisposition: offer.contentDisposition)
-                if let result = try await fetchSegmented(job, known: probe, progress: progress) { return result }
+                if var result = try await fetchSegmented(job, known: probe, keeping: kept, progress: progress) {
+                    result.bytesFetched += fetched
+                    return result
+                }
             } catch is CancellationError {
                 // Let queued writes land before the asset lock is released, so nobody else's bytes follow them.
                 _ = try? await sink.drain()

@@ -27,7 +27,9 @@ struct RangeMismatch: Error, Sendable {
 }
 
 /// A fresh download's first response is large enough for automatic segments, from a server that honours
-/// ranges, with a validator: the attempt stops at its head and the engine continues in segments.
+/// ranges, with a validator, and after one window (``SegmentRamp``) its connection is capped: the attempt
+/// stops there, keeping the bytes it wrote, and the engine continues in segments. An uncapped connection
+/// is never split, so the automatic default costs nothing where one connection is as fast as it gets.
 struct SplitOffer: Error, Sendable {
     var total: Int64
     var validator: String
@@ -46,8 +48,11 @@ final class ResponseDelegate: HTTPClientResponseDelegate, Sendable {
     private let requestedOffset: Int64
     private let sentValidator: String?
     private let url: URL
-    /// For automatic segments: a 200 of at least this many bytes that could be split ends at its head.
+    /// For automatic segments: a 200 of at least this many bytes that could be split is measured over one
+    /// window and ended there if its connection is capped.
     private let splitAbove: Int64?
+    /// The rate at which a connection counts as not capped (``DownloadEngine/Configuration/uncappedRate``).
+    private let uncappedRate: Double
     private let onProgress: @Sendable (Int64, Int64?) -> Void
     private let onStart: @Sendable (Int64, Int64?) -> Void
 
@@ -56,6 +61,8 @@ final class ResponseDelegate: HTTPClientResponseDelegate, Sendable {
         var writing = false
         var expectedTotal: Int64?
         var received: Int64 = 0
+        /// A split on offer until the first body part after `judgedAt` says whether the connection is capped.
+        var split: (offer: SplitOffer, headAt: ContinuousClock.Instant)?
     }
     private let state = Mutex(State())
 
@@ -65,6 +72,7 @@ final class ResponseDelegate: HTTPClientResponseDelegate, Sendable {
     ///   - onProgress: Called per body part with the bytes this attempt received and the full size.
     init(
         sink: FileSink, requestedOffset: Int64, sentValidator: String?, url: URL, splitAbove: Int64? = nil,
+        uncappedRate: Double = SegmentRamp.uncapped,
         onStart: @escaping @Sendable (Int64, Int64?) -> Void,
         onProgress: @escaping @Sendable (Int64, Int64?) -> Void,
         rateLimiter: RateLimiter? = nil
@@ -76,6 +84,7 @@ final class ResponseDelegate: HTTPClientResponseDelegate, Sendable {
         self.sentValidator = sentValidator
         self.url = url
         self.splitAbove = splitAbove
+        self.uncappedRate = uncappedRate
         self.onProgress = onProgress
     }
 
@@ -93,11 +102,11 @@ final class ResponseDelegate: HTTPClientResponseDelegate, Sendable {
                 headers.first(name: "accept-ranges")?.lowercased() == "bytes",
                 let validator = record(from: headers, expected: length).ifRangeValidator
             {
-                return eventLoop.makeFailedFuture(
-                    SplitOffer(
-                        total: length, validator: validator, etag: headers.first(name: "etag"),
-                        lastModified: headers.first(name: "last-modified"),
-                        contentDisposition: headers.first(name: "content-disposition")))
+                let offer = SplitOffer(
+                    total: length, validator: validator, etag: headers.first(name: "etag"),
+                    lastModified: headers.first(name: "last-modified"),
+                    contentDisposition: headers.first(name: "content-disposition"))
+                state.withLock { $0.split = (offer, .now) }
             }
             // Checked before the restart truncates anything: a failure leaves the partial file as it was.
             if let refusal = spaceRefusal(needing: length ?? 0, reclaiming: sink.size) {
@@ -164,10 +173,26 @@ final class ResponseDelegate: HTTPClientResponseDelegate, Sendable {
         }
         guard writing else { return task.eventLoop.makeSucceededVoidFuture() }
         onProgress(received, expected)
-        let written = sink.write(buffer, eventLoop: task.eventLoop)
+        var written = sink.write(buffer, eventLoop: task.eventLoop)
+        if let offer = judgeSplit(received: received) {
+            // This part is written first: every byte of the first response stays on disk for the ranges.
+            written = written.flatMap { task.eventLoop.makeFailedFuture(offer) }
+        }
         guard let rateLimiter else { return written }
         // The next read waits for both the disk and the run's bandwidth budget.
         return written.and(rateLimiter.charge(buffer.readableBytes, on: task.eventLoop)).map { _ in }
+    }
+
+    /// The split to make now, once a window has passed since the head and the connection is capped; nil
+    /// before the window, and for good once the connection turned out uncapped.
+    private func judgeSplit(received: Int64) -> SplitOffer? {
+        state.withLock { state in
+            guard let split = state.split else { return nil }
+            let elapsed = ContinuousClock.now - split.headAt
+            guard elapsed >= SegmentRamp.window else { return nil }
+            state.split = nil
+            return SegmentRamp.isCapped(bytes: received, over: elapsed, uncapped: uncappedRate) ? split.offer : nil
+        }
     }
 
     func didReceiveError(task: HTTPClient.Task<AttemptOutcome>, _ error: any Error) {}

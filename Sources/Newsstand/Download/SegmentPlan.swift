@@ -46,6 +46,13 @@ struct SegmentPlan: Codable, Sendable, Hashable {
         }
     }
 
+    /// Counts the bytes `[0, bytes)` as on disk: each range's cursor moves to the end of that prefix.
+    mutating func markReceived(upTo bytes: Int64) {
+        for index in segments.indices {
+            segments[index].next = min(segments[index].end, max(segments[index].start, bytes))
+        }
+    }
+
     /// This boot's identifier, or nil where the system has none.
     static let currentBootID: String? = {
         guard let data = try? AtomicFile.read("/proc/sys/kernel/random/boot_id") else { return nil }

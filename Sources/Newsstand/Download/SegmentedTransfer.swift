@@ -21,9 +21,12 @@ extension DownloadEngine {
     /// - Returns: The result, or nil when the asset is to be fetched on one connection instead (nothing of a
     ///   plan is left on disk then).
     /// - Throws: `NewsstandError` for permanent failures (the plan is kept for a resume), `CancellationError`.
-    /// - Parameter known: What the first response of an automatic split already told (no probe is sent).
+    /// - Parameters:
+    ///   - known: What the first response of an automatic split already told (no probe is sent); that
+    ///     response's connection was found capped, so every connection opens at once.
+    ///   - kept: The bytes `[0, kept)` that first response wrote: the ranges continue after them.
     func fetchSegmented(
-        _ job: Job, known: Probe? = nil, progress: @escaping @Sendable (Progress) -> Void
+        _ job: Job, known: Probe? = nil, keeping kept: Int64 = 0, progress: @escaping @Sendable (Progress) -> Void
     ) async throws -> Result? {
         let saved = ResumeRecord.load(job.recordPath)
         let fileSize = POSIX.fileSize(job.partialPath) ?? 0
@@ -32,8 +35,9 @@ extension DownloadEngine {
             try await discard(job)
             return nil
         }
-        // A partial file from one connection is continued on one connection.
-        if saved?.segments == nil, fileSize > 0 { return nil }
+        // A partial file from one connection is continued on one connection, but for the first response of
+        // an automatic split, whose bytes begin the plan.
+        if saved?.segments == nil, fileSize > 0, known == nil || fileSize != kept { return nil }
 
         let probe: Probe
         do {
@@ -53,8 +57,9 @@ extension DownloadEngine {
             plan = kept
         } else {
             if saved?.segments != nil { try await discard(job) }
-            let fresh = SegmentPlan(total: probe.total, validator: probe.validator, count: job.segments ?? SegmentPlan.automaticCount)
+            var fresh = SegmentPlan(total: probe.total, validator: probe.validator, count: job.segments ?? SegmentPlan.automaticCount)
             guard fresh.segments.count > 1 else { return nil }
+            fresh.markReceived(upTo: kept)
             plan = fresh
         }
         let remaining = plan.total - plan.received
@@ -84,6 +89,7 @@ extension DownloadEngine {
         do {
             let ranges = RangeQueue(plan.segments.indices.filter { !plan.segments[$0].isDone })
             let most = min(job.segments ?? SegmentPlan.automaticCount, plan.segments.count)
+            let uncappedRate = configuration.uncappedRate
             // A connection takes the next range not yet started. The others open only when the first one turns
             // out to be capped (see SegmentRamp), so an uncapped server keeps one: segments never slow it.
             try await withThrowingTaskGroup(of: Bool.self) { group in
@@ -101,7 +107,8 @@ extension DownloadEngine {
                             // same later, after a request and a pause at each boundary until then.
                             if first, !ranges.isJoining,
                                 SegmentRamp.isUncapped(
-                                    range: tracker.receivedSoFar - start.bytes, over: ContinuousClock.now - start.time)
+                                    range: tracker.receivedSoFar - start.bytes, over: ContinuousClock.now - start.time,
+                                    uncapped: uncappedRate)
                             {
                                 ranges.joinRest()
                             }
@@ -118,7 +125,12 @@ extension DownloadEngine {
                 }
                 if most <= 1 { ranges.joinRest() }
                 addConnection()
-                if most > 1, ranges.remaining > 0 { scheduleLook() }
+                if known != nil {
+                    // Found capped already, on the first response's connection.
+                    for _ in 0..<min(most - connections, ranges.remaining) { addConnection() }
+                } else if most > 1, ranges.remaining > 0 {
+                    scheduleLook()
+                }
                 do {
                     while let isLook = try await group.next() {
                         guard isLook else {
@@ -129,7 +141,8 @@ extension DownloadEngine {
                         // Decided already: the first connection found itself uncapped at a range's end.
                         guard connections > 0, !ranges.isJoining else { continue }
                         let bytes = tracker.receivedSoFar - start.bytes
-                        let capped = SegmentRamp.isCapped(bytes: bytes, over: ContinuousClock.now - start.time)
+                        let capped = SegmentRamp.isCapped(
+                            bytes: bytes, over: ContinuousClock.now - start.time, uncapped: uncappedRate)
                         logger.debug(
                             "\(job.url.absoluteString): \(bytes) bytes on one connection in the first window; \(capped ? "capped, opening more" : "not capped")")
                         // One connection from here on: it asks for the ranges left in one request, not one each.
@@ -448,7 +461,7 @@ enum SegmentRamp {
     static let uncapped: Double = 64 * 1024 * 1024
 
     /// Whether to open the other connections, given the bytes one connection received over `elapsed`.
-    static func isCapped(bytes: Int64, over elapsed: Duration) -> Bool {
+    static func isCapped(bytes: Int64, over elapsed: Duration, uncapped: Double = uncapped) -> Bool {
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
         return seconds > 0 && Double(bytes) / seconds < uncapped
     }
@@ -459,8 +472,8 @@ enum SegmentRamp {
 
     /// Whether one connection that received `bytes` over `elapsed`, ending a range, is surely not capped:
     /// enough bytes to be more than a burst, at least as fast as ``uncapped``.
-    static func isUncapped(range bytes: Int64, over elapsed: Duration) -> Bool {
-        bytes >= earlyJudgement && elapsed < window && !isCapped(bytes: bytes, over: elapsed)
+    static func isUncapped(range bytes: Int64, over elapsed: Duration, uncapped: Double = uncapped) -> Bool {
+        bytes >= earlyJudgement && elapsed < window && !isCapped(bytes: bytes, over: elapsed, uncapped: uncapped)
     }
 }
 
