@@ -34,7 +34,7 @@ import Testing
         #expect(error.message == "cannot open the folder: \(POSIX.describe(EACCES))")
     }
 
-    /// A resume record is rewritten in place while old and new fit in a page (no new inode per save): a
+    /// A resume record is written in place while old and new fit in a page (no new inode per save): a
     /// shorter record reads back whole over the longer one's padding; a record past a page is replaced by
     /// rename; a symbolic link in its place is replaced, never written through.
     @Test func resumeRecordRewritesInPlaceWithinAPage() async throws {

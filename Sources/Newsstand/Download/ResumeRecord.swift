@@ -48,25 +48,26 @@ struct ResumeRecord: Codable, Sendable, Hashable {
     /// Saves without fsync: losing a record to a power cut only means that download restarts from zero
     /// (bytes are never appended without a validator), which is always safe.
     ///
-    /// A record that exists is rewritten in place when old and new both fit in one page (one `pwrite`,
-    /// which `kill -9` cannot split; the new text is padded with spaces over the old, which JSON allows):
-    /// replacing it by rename made a new inode for each save, two per asset, and on an ext4 without a journal
-    /// each new inode is found by stepping over every one freed in the last seconds (inode allocation was a
-    /// quarter of a 200 × 5 MiB run's CPU). Otherwise, and when the rewrite fails, it is replaced whole.
+    /// A record is written in place, created or rewritten, when old and new both fit in one page (one
+    /// `pwrite`, which `kill -9` cannot split; the new text is padded with spaces over the old, which JSON
+    /// allows): a temporary file renamed over it made a new inode for each save, two per asset, and on an
+    /// ext4 without a journal each new inode is found by stepping over every one freed in the last seconds
+    /// (in one profile of 200 × 5 MiB, inode allocation took a quarter of the machine's CPU). Otherwise, and
+    /// when the write fails, it is replaced whole.
     func save(_ path: String) throws {
         let data = try JSONEncoder().encode(self)
-        if data.count <= ResumeRecord.inPlaceLimit, ResumeRecord.overwrite(path, with: data) { return }
+        if data.count <= ResumeRecord.inPlaceLimit, ResumeRecord.writeInPlace(path, data) { return }
         try AtomicFile.write(data, to: path, durable: false)
     }
 
     /// The most a record rewritten in place may hold, before and after: one page.
     static let inPlaceLimit = 4096
 
-    /// Rewrites the existing regular file at `path` with `data`, padded with spaces to its old size.
-    /// - Returns: false when there is no such file, it is too large, or the write failed (the file is
-    ///   then removed, so that a half-written record is never read).
-    private static func overwrite(_ path: String, with data: Data) -> Bool {
-        let fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC)
+    /// Writes `data` into the regular file at `path`, creating it, padded with spaces to its old size.
+    /// - Returns: false when the path is a link or another kind of file, the file is too large, or the
+    ///   write failed (the file is then removed, so that a half-written record is never read).
+    private static func writeInPlace(_ path: String, _ data: Data) -> Bool {
+        let fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o644)
         guard fd >= 0 else { return false }
         defer { _ = close(fd) }
         var info = stat()
