@@ -59,8 +59,9 @@ public struct DownloadOptions: Sendable, Hashable {
     public var rateLimit: Int64?
     /// How many connections one large asset may be fetched over, one byte range each. `nil` (the default)
     /// is automatic: an asset whose first response announces at least 64 MiB, from a server that honours
-    /// ranges and names its version (a strong ETag or Last-Modified, sent back in `If-Range`), continues in
-    /// up to 4 ranges, with no request spent to find out. A number asks for that many (1: off) for assets
+    /// ranges and names its version (a strong ETag or Last-Modified, sent back in `If-Range`), is measured
+    /// over its first 300 ms and, only if that connection is capped, continues from there in up to 4
+    /// ranges, with no request spent to find out. A number asks for that many (1: off) for assets
     /// of at least 8 MiB, with one request for the first byte to learn the size. Either way the ranges
     /// after the first open only when the first connection turns out to be capped, so an uncapped server
     /// keeps one connection; any disagreement between the ranges starts over on one connection. A
