@@ -108,6 +108,16 @@ import Testing
         }
     }
 
+    /// A newer version's record whose asset this version cannot read is named as from a newer version,
+    /// as the whole decode names it, not as damaged (the version comes after `assets` in the sorted keys).
+    @Test func oneAssetOfANewerVersionIsNamedAsSuch() throws {
+        let text = #"{"assets":[{"id":"a","state":"teleported"}],"name":"x","version":99}"#
+        let error = try #require(throws: NewsstandError.self) {
+            try Array(text.utf8).withUnsafeBufferPointer { try IssueRecord.decodeAsset("a", ofIssueNamed: "x", in: $0, path: "r") }
+        }
+        #expect(error.code == .manifestFromNewerVersion)
+    }
+
     @Test func readsEscapesAndSurrogatePairs() throws {
         let text = #"{"name":"\u00e9\ud83d\uddde\/\"","date":"2026-11-20","folder":"f","status":"none","assets":[]}"#
         let issue = try Array(text.utf8).withUnsafeBufferPointer { try IssueRecord.decode($0, path: "r.json") }

@@ -254,7 +254,7 @@ extension SegmentedDownloadTests {
 @Suite(.timeLimit(.minutes(5))) struct AutomaticSegmentTests {
     /// Downloads the 64 MiB `/huge.bin` with automatic segments (the default) into a fresh library.
     private func download(
-        _ server: TestHTTPServer, body: [UInt8], uncappedRate: Double = SegmentRamp.uncapped
+        _ server: TestHTTPServer, body: [UInt8], uncappedRate: Double = SegmentRamp.uncapped, rateLimit: Int64? = nil
     ) async throws -> DownloadSummary {
         try await withTemporaryDirectory { root in
             var configuration = Library.Configuration()
@@ -265,7 +265,7 @@ extension SegmentedDownloadTests {
             try await library.addIssue(
                 named: "Issue", date: IssueDate(year: 2026, month: 11, day: 23)!,
                 assets: [AssetRequest(url: url, sha256: sha256Hex(body), unpack: false)])
-            let summary = try await library.download()
+            let summary = try await library.download(options: DownloadOptions(rateLimit: rateLimit))
             try await library.shutdown()
             #expect(summary.failed.isEmpty, "\(summary.failed)")
             let issue = try #require(try await library.issue(named: "Issue"))
@@ -295,6 +295,16 @@ extension SegmentedDownloadTests {
         }
     }
 
+    /// A run's own rate limit under the uncapped rate (48 MiB/s) is no server's cap: no split, one request.
+    @Test func aRunsOwnRateLimitIsNotTakenForACap() async throws {
+        try await withTestServer { server in
+            let body = hugeBody(4079)
+            server.serve("/huge.bin", bytes: body, etag: "\"h1\"")
+            _ = try await download(server, body: body, rateLimit: 48 << 20)
+            #expect(server.requests("/huge.bin").count == 1)
+        }
+    }
+
     /// A capped first response (32 MiB/s, under SegmentRamp's 64 MiB/s) ends after one window; its bytes
     /// stay, and every range opens at once from where it stopped, each with If-Range: no byte twice.
     @Test func aCappedFirstResponseContinuesInRangesKeepingItsBytes() async throws {
@@ -306,11 +316,18 @@ extension SegmentedDownloadTests {
             let requests = server.requests("/huge.bin")
             #expect(requests.first?.header("range") == nil)
             let ranges = requests.dropFirst().compactMap { $0.header("range") }
-            #expect(ranges.count == SegmentPlan.automaticCount, "\(ranges)")
             #expect(requests.dropFirst().allSatisfy { $0.header("if-range") == "\"h1\"" })
-            // The first range begins where the first response stopped, not at zero.
-            let first = try #require(ranges.first)
-            #expect(first.hasPrefix("bytes=") && !first.hasPrefix("bytes=0-"), "\(ranges)")
+            // The ranges asked for continue exactly where the first response stopped (after byte 0) and cover
+            // the rest once: as many as the ranges not yet whole then, at most one per range.
+            let spans = ranges.compactMap { text -> (Int, Int)? in
+                let bounds = text.dropFirst("bytes=".count).split(separator: "-").compactMap { Int($0) }
+                return bounds.count == 2 ? (bounds[0], bounds[1]) : nil
+            }.sorted { $0.0 < $1.0 }
+            #expect(spans.count == ranges.count, "\(ranges)")
+            #expect((1...SegmentPlan.automaticCount).contains(spans.count), "\(ranges)")
+            #expect((spans.first?.0 ?? 0) > 0, "\(ranges)")
+            #expect(zip(spans, spans.dropFirst()).allSatisfy { $0.1 + 1 == $1.0 }, "\(ranges)")
+            #expect(spans.last?.1 == body.count - 1, "\(ranges)")
             #expect(summary.bytesReceived == Int64(body.count))
         }
     }
@@ -338,7 +355,10 @@ extension SegmentedDownloadTests {
                 let issue = try #require(try await library.issue(named: "Issue"))
                 let file = library.contentURL(for: issue).appendingPathComponent("huge.bin")
                 #expect(Array(try Data(contentsOf: file)) == body)
-                #expect(server.requests("/huge.bin").last?.header("range") == nil)
+                let requests = server.requests("/huge.bin")
+                // It was split (a range went out), and what finished it was one whole body.
+                #expect(requests.contains { $0.header("range") != nil })
+                #expect(requests.last?.header("range") == nil)
             }
         }
     }

@@ -18,7 +18,7 @@ extension IssueRecord {
     static func decodeAsset(
         _ id: String, ofIssueNamed name: String, in bytes: UnsafeBufferPointer<UInt8>, path: String
     ) throws -> AssetStanding? {
-        var asset: AssetDownload?
+        var assetStart: (offset: Int, index: Int)?
         var recordName: String?
         var removing = false
         var hasOrigin = false
@@ -29,7 +29,7 @@ extension IssueRecord {
             while let key = try reader.nextKey(first: first) {
                 first = false
                 switch key {
-                case "assets": asset = try findAsset(id, reader: &reader, bytes: bytes)
+                case "assets": assetStart = try findAsset(id, reader: &reader, bytes: bytes)
                 case "name": recordName = try reader.readString()
                 case "removing":
                     switch try reader.readValue() {
@@ -48,35 +48,38 @@ extension IssueRecord {
                 default: try reader.skipValue()
                 }
             }
+            // Decoded only now, after the whole record: a newer version's asset of a shape this version
+            // cannot read is reported as from a newer version, as the whole decode reports it.
+            guard recordName == name, let assetStart else { return nil }
+            var again = JSONReader(bytes: bytes, offset: assetStart.offset)
+            let asset = try AssetDownload(json: try again.readValue(), at: "issue.assets[\(assetStart.index)]")
+            return AssetStanding(asset: asset, isBeingRemoved: removing, hasOrigin: hasOrigin)
         } catch let error as NewsstandError {
             throw error
         } catch {
             throw unreadable(path, error)
         }
-        guard recordName == name, let asset else { return nil }
-        return AssetStanding(asset: asset, isBeingRemoved: removing, hasOrigin: hasOrigin)
     }
 
-    /// Steps over the `assets` array, decoding only the element whose `id` is `id`.
+    /// Steps over the `assets` array, finding the element whose `id` is `id`.
+    /// - Returns: Where that element starts, and its index; nil when there is none.
     private static func findAsset(
         _ id: String, reader: inout JSONReader, bytes: UnsafeBufferPointer<UInt8>
-    ) throws -> AssetDownload? {
+    ) throws -> (offset: Int, index: Int)? {
         try reader.expect(UInt8(ascii: "["))
         if reader.peek() == UInt8(ascii: "]") {
             try reader.expect(UInt8(ascii: "]"))
             return nil
         }
-        var found: AssetDownload?
+        var found: (offset: Int, index: Int)?
         var index = 0
         while true {
             _ = reader.peek()  // to the element's first byte
             let start = reader.i
             if try elementID(&reader) == id {
-                var again = JSONReader(bytes: bytes, offset: start)
-                let value = try again.readValue()
                 // A record that lists an asset twice is refused, as the whole decode refuses it.
                 guard found == nil else { throw CatalogShapeError("issue lists asset \(id) twice") }
-                found = try AssetDownload(json: value, at: "issue.assets[\(index)]")
+                found = (start, index)
             }
             index += 1
             if reader.peek() == UInt8(ascii: ",") {

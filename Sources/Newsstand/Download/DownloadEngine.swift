@@ -259,7 +259,10 @@ final class DownloadEngine: Sendable {
         }
         let startSize = sink.size
         // Automatic segments: the first response of a fresh download may turn into a segment plan.
-        var splitAbove = job.segments == nil && startSize == 0 ? SegmentPlan.automaticThreshold : nil
+        // Not under a run's rate limit below the uncapped rate: the limit itself would look like a server's cap,
+        // and more connections would share the same budget.
+        let limited = job.rateLimiter.map { Double($0.bytesPerSecond) < configuration.uncappedRate } ?? false
+        var splitAbove = job.segments == nil && startSize == 0 && !limited ? SegmentPlan.automaticThreshold : nil
         var failuresWithoutProgress = 0
         // Progress means reaching further than ever before; re-fetching bytes after a restart is not.
         var furthest = startSize

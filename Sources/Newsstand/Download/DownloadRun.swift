@@ -160,6 +160,10 @@ final class DownloadRun: Sendable {
         }
         let layout = self.layout
         var fetched: Int64 = 0
+        // Held until the outcome is recorded, a failure included: released earlier, another process could
+        // lock, place and commit the asset, and this run's late failure would overwrite that.
+        var held: FileLock?
+        defer { withExtendedLifetime(held) {} }
         do {
             // Locking, re-reading the issue and fetching share one of the `jobs` network slots: an asset
             // waiting for its turn holds no lock and has read nothing yet. Checked up front, the 200 assets of
@@ -169,7 +173,7 @@ final class DownloadRun: Sendable {
             case .ended(let outcome): return outcome
             case .ready(let admitted): ready = admitted
             }
-            defer { withExtendedLifetime(ready.lock) {} }
+            held = ready.lock
             var asset = ready.asset
             let record = ready.record
             fetched = ready.fetched

@@ -71,7 +71,9 @@ struct ResumeRecord: Codable, Sendable, Hashable {
         guard fd >= 0 else { return false }
         defer { _ = close(fd) }
         var info = stat()
-        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_size <= inPlaceLimit else { return false }
+        // A second name on the file (a hard link) would see the write too: such a record is replaced whole.
+        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_nlink == 1, info.st_size <= inPlaceLimit
+        else { return false }
         var bytes = [UInt8](data)
         if bytes.count < Int(info.st_size) { bytes += repeatElement(UInt8(ascii: " "), count: Int(info.st_size) - bytes.count) }
         let written = bytes.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) }
