@@ -152,7 +152,7 @@ FUZZ_SWIFTC  := $(FUZZ_NICE) swiftc -swift-version 6 -package-name issues -parse
 N := Sources/Newsstand
 FUZZ_SRC_JSONReader         := $(N)/Catalog/JSON.swift $(N)/Catalog/JSONWriter.swift
 FUZZ_SRC_CatalogRecord      := $(N)/Catalog/JSON.swift $(N)/Catalog/JSONWriter.swift $(N)/Catalog/IssueRecord.swift $(N)/Catalog/CatalogIndex.swift \
-                               $(N)/Catalog/CatalogBucket.swift $(N)/Issue.swift $(N)/AssetDownload.swift \
+                               $(N)/Catalog/CatalogBucket.swift $(N)/Catalog/AssetStanding.swift $(N)/Issue.swift $(N)/AssetDownload.swift \
                                $(N)/IssueDate.swift $(N)/IssueSummary.swift $(N)/AssetRequest.swift $(N)/RequestHeaders.swift \
                                $(N)/NewsstandError.swift $(N)/Internal/SafePathComponent.swift \
                                $(N)/Internal/LibraryLayout.swift $(N)/Internal/AtomicFile.swift $(N)/Internal/POSIX.swift

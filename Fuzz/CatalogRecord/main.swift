@@ -1,7 +1,9 @@
 // libFuzzer target for the catalog's own formats, fed raw bytes as a damaged or hostile file would be:
 // an issue record (`IssueRecord.decode`), a line of the index (`CatalogIndex.parse`) and a bucket file
 // (`CatalogBucket`), built with the product files the Makefile lists (see `make fuzz`). Beyond "no
-// crash", what the catalog accepts it must write back so that it reads the same again.
+// crash", what the catalog accepts it must write back so that it reads the same again, and the one-asset
+// read (`IssueRecord.decodeAsset`, what a download reads as it starts an asset) must agree with the whole
+// decode on every asset of a record the whole decode accepts.
 import Foundation
 
 @_cdecl("LLVMFuzzerTestOneInput")
@@ -17,6 +19,17 @@ public func fuzzCatalogRecord(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CIn
             fatalError("an accepted record, written back, does not read (\(error))")
         }
         guard again == issue else { fatalError("a record changed on a round trip") }
+        for asset in issue.assets {
+            let standing: AssetStanding?
+            do {
+                standing = try IssueRecord.decodeAsset(asset.id, ofIssueNamed: issue.name, in: input, path: "fuzz")
+            } catch {
+                fatalError("the one-asset read refuses what the whole decode accepts (\(error))")
+            }
+            guard let standing, standing.asset == asset, standing.isBeingRemoved == issue.isBeingRemoved,
+                standing.hasOrigin == (issue.origin != nil)
+            else { fatalError("the one-asset read disagrees with the whole decode") }
+        }
         // Its index line reads back with the same summary and the record's bytes at the stated place.
         var line = JSONWriter()
         CatalogIndex.line(key: String(repeating: "a", count: 32), issue: issue, into: &line)
@@ -27,6 +40,7 @@ public func fuzzCatalogRecord(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CIn
         else { fatalError("the index line of an accepted record does not read back") }
     }
 
+    _ = try? IssueRecord.decodeAsset("a", ofIssueNamed: "x", in: input, path: "fuzz")
     _ = try? CatalogIndex.parse(input, offset: 0)
 
     if let bucket = try? CatalogBucket(path: "fuzz", data: Data(buffer: input)) {
