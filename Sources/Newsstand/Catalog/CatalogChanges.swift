@@ -98,6 +98,19 @@ struct CatalogChanges {
         return true
     }
 
+    /// Changes the asset with `id` of the named issue (statuses follow when the change is stored).
+    /// - Returns: false when the issue or the asset is gone, or the issue is being removed.
+    mutating func updateAsset(
+        _ id: String, ofIssueNamed name: String, _ change: (inout AssetDownload) -> Void
+    ) throws -> Bool {
+        guard var issue = try issue(named: name), !issue.isBeingRemoved,
+            let index = issue.assets.firstIndex(where: { $0.id == id })
+        else { return false }
+        change(&issue.assets[index])
+        try put(issue)
+        return true
+    }
+
     /// Puts an asset into the saved list of pending downloads.
     mutating func markPending(_ assetID: String, issueNamed name: String) {
         pendingRemoved.remove(assetID)

@@ -1,5 +1,6 @@
-// Over 400 lines, one job: the engine type (clients per route, one request with its retries); the
-// configuration, segments and delegates live in their own files.
+// Over 400 lines, one job: one attempt loop (resume, redirects, retries, verify, the automatic split) and
+// the clients it uses; configuration, segments, delegates, error classification, progress throttling and
+// document fetches are in their own files.
 import AsyncHTTPClient
 import Foundation
 import Logging
@@ -8,9 +9,6 @@ import NIOHTTP1
 import NIOPosix
 import NIOSSL
 import Synchronization
-
-// About 400 lines, one job: one attempt loop (resume, redirects, retries, verify) and the clients it uses;
-// error classification, progress throttling and document fetches are in their own files.
 
 /// Fetches one asset into its partial file, resuming, retrying and verifying: the HTTP half of a download.
 /// One engine (and one `HTTPClient` per proxy setting) serves every download of a library.

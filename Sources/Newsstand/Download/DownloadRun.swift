@@ -1,3 +1,5 @@
+// Over 400 lines, one job: one run's steps for each asset (admit under a network slot, fetch, flush, place,
+// commit, fail); the placing itself, the download area and the engine are in their own files.
 import Foundation
 import Synchronization
 
@@ -426,20 +428,5 @@ final class DownloadRun: Sendable {
             return true
         }
         if !listed { throw AssetRemoved() }
-    }
-}
-
-extension CatalogChanges {
-    /// Changes the asset with `id` of the named issue (statuses follow when the change is stored).
-    /// - Returns: false when the issue or the asset is gone, or the issue is being removed.
-    mutating func updateAsset(
-        _ id: String, ofIssueNamed name: String, _ change: (inout AssetDownload) -> Void
-    ) throws -> Bool {
-        guard var issue = try issue(named: name), !issue.isBeingRemoved,
-            let index = issue.assets.firstIndex(where: { $0.id == id })
-        else { return false }
-        change(&issue.assets[index])
-        try put(issue)
-        return true
     }
 }

@@ -61,7 +61,7 @@ final class ResponseDelegate: HTTPClientResponseDelegate, Sendable {
         var writing = false
         var expectedTotal: Int64?
         var received: Int64 = 0
-        /// A split on offer until the first body part after `judgedAt` says whether the connection is capped.
+        /// A split on offer until the first body part a window after the head says whether the connection is capped.
         var split: (offer: SplitOffer, headAt: ContinuousClock.Instant)?
     }
     private let state = Mutex(State())

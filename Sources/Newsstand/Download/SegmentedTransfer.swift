@@ -24,9 +24,9 @@ extension DownloadEngine {
     /// - Parameters:
     ///   - known: What the first response of an automatic split already told (no probe is sent); that
     ///     response's connection was found capped, so every connection opens at once.
-    ///   - kept: The bytes `[0, kept)` that first response wrote: the ranges continue after them.
+    ///   - keptBytes: The bytes `[0, keptBytes)` that first response wrote: the ranges continue after them.
     func fetchSegmented(
-        _ job: Job, known: Probe? = nil, keeping kept: Int64 = 0, progress: @escaping @Sendable (Progress) -> Void
+        _ job: Job, known: Probe? = nil, keeping keptBytes: Int64 = 0, progress: @escaping @Sendable (Progress) -> Void
     ) async throws -> Result? {
         let saved = ResumeRecord.load(job.recordPath)
         let fileSize = POSIX.fileSize(job.partialPath) ?? 0
@@ -37,7 +37,7 @@ extension DownloadEngine {
         }
         // A partial file from one connection is continued on one connection, but for the first response of
         // an automatic split, whose bytes begin the plan.
-        if saved?.segments == nil, fileSize > 0, known == nil || fileSize != kept { return nil }
+        if saved?.segments == nil, fileSize > 0, known == nil || fileSize != keptBytes { return nil }
 
         let probe: Probe
         do {
@@ -59,7 +59,7 @@ extension DownloadEngine {
             if saved?.segments != nil { try await discard(job) }
             var fresh = SegmentPlan(total: probe.total, validator: probe.validator, count: job.segments ?? SegmentPlan.automaticCount)
             guard fresh.segments.count > 1 else { return nil }
-            fresh.markReceived(upTo: kept)
+            fresh.markReceived(upTo: keptBytes)
             plan = fresh
         }
         let remaining = plan.total - plan.received
