@@ -6,6 +6,7 @@
 #endif
 #include <fcntl.h>
 #include <unistd.h>
+#include <errno.h>
 // For `struct stat`: Swift attributes it to a C module whose headers include <sys/stat.h>, and
 // MemberImportVisibility then asks each file using its members for that module. Without this line
 // that was only CLibArchive (through <archive.h>), so file-system code imported libarchive for it.
@@ -34,6 +35,41 @@ static inline int newsstand_syncfs(int fd) {
     (void)fd;
     sync();
     return 0;
+#endif
+}
+/// Tries an exclusive open-file-description lock on one byte of `fd` (fcntl F_OFD_SETLK): 0 when taken,
+/// -1 with errno (EAGAIN or EACCES when another open file description holds it). Released when the
+/// descriptor is closed, or the process dies; two descriptors of one process exclude each other.
+static inline int newsstand_try_lock_byte(int fd, long long offset) {
+#ifdef F_OFD_SETLK
+    struct flock lock = {0};
+    lock.l_type = F_WRLCK;
+    lock.l_whence = SEEK_SET;
+    lock.l_start = (off_t)offset;
+    lock.l_len = 1;
+    return fcntl(fd, F_OFD_SETLK, &lock);
+#else
+    (void)fd; (void)offset;
+    errno = ENOSYS;
+    return -1;
+#endif
+}
+
+/// Whether another open file description holds a lock on one byte of `fd` (fcntl F_OFD_GETLK): 1 held,
+/// 0 free, -1 with errno.
+static inline int newsstand_byte_is_locked(int fd, long long offset) {
+#ifdef F_OFD_GETLK
+    struct flock lock = {0};
+    lock.l_type = F_WRLCK;
+    lock.l_whence = SEEK_SET;
+    lock.l_start = (off_t)offset;
+    lock.l_len = 1;
+    if (fcntl(fd, F_OFD_GETLK, &lock) != 0) return -1;
+    return lock.l_type != F_UNLCK;
+#else
+    (void)fd; (void)offset;
+    errno = ENOSYS;
+    return -1;
 #endif
 }
 #endif

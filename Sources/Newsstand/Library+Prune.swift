@@ -152,7 +152,7 @@ struct PrunePlanner {
     func protection(of issue: Issue) -> PruneReport.Protection? {
         if issue.isPinned { return .pinned }
         if FileLock.isHeld(path: layout.issueLock(issue.folderName)) { return .inFlight }
-        for asset in issue.assets where FileLock.isHeld(path: layout.assetLock(asset.id)) { return .inFlight }
+        for asset in issue.assets where AssetLock.isHeld(asset.id, layout: layout) { return .inFlight }
         return nil
     }
 }

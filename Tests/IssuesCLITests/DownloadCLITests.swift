@@ -121,6 +121,35 @@ import Testing
         }
     }
 
+    /// Two `issues download` processes on one library: the second leaves the asset the first is fetching
+    /// alone (it neither fetches it nor touches its partial file) and fetches the rest.
+    @Test func aSecondProcessLeavesTheFirstProcesssAssetAlone() async throws {
+        try await withTestServer { server in
+            let body = patternBytes(count: 8 << 20, seed: 7)
+            server.serve("/slow.mp3", bytes: body)
+            server.setFaults("/slow.mp3", Faults(bytesPerSecond: 256 << 10))
+            server.serve("/quick.pdf", bytes: patternBytes(count: 1000))
+            try await withTemporaryDirectory { lib in
+                _ = try run(["add", "Slow", "--date", "2026-11-20", "--asset", server.url("/slow.mp3")], lib)
+                let id = try assetID("Slow", lib)
+                let partial = lib.path + "/.downloads/\(id).part"
+                let first = try start(["download"], lib)
+                defer { first.send(SIGKILL) }
+                try waitFor("the first process to write", while: first) { size(partial) > 0 }
+                _ = try run(["add", "Quick", "--date", "2026-11-21", "--asset", server.url("/quick.pdf")], lib)
+                let second = try run(["download"], lib)
+                #expect(second.status == 0, "\(second.stderr)")
+                #expect(second.stderr.contains("another issues process is downloading it"), "\(second.stderr)")
+                #expect(second.stdout.contains("1 done, 1 skipped"), "\(second.stdout)")
+                #expect(server.requests("/slow.mp3").count == 1)
+                #expect(size(partial) > 0)
+                #expect(FileManager.default.fileExists(atPath: lib.path + "/Quick/quick.pdf"))
+                first.send(SIGKILL)
+                _ = try await first.wait()
+            }
+        }
+    }
+
     /// kill -9 with four ranges in flight: `resume` (without `--segments`) continues each range where its
     /// saved bytes end, and fetches again at most about a MiB per range.
     @Test func killNineWithSegmentsInFlightThenResumeContinuesEveryRange() async throws {
@@ -286,7 +315,7 @@ import Testing
                     #expect(states == ["unpacked", "unpacked", "downloaded"])
                     // The unpacked archives are gone from the download area.
                     let leftovers = try FileManager.default.contentsOfDirectory(atPath: lib.path + "/.downloads").filter
-                    { !$0.hasSuffix(".lock") }
+                    { $0 != "asset-locks" }
                     #expect(leftovers.isEmpty, "\(leftovers)")
                 }
             }

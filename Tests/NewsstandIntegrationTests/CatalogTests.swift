@@ -341,6 +341,36 @@ import Testing
         }
     }
 
+    @Test func theIntentIsOneFileRenamedInAndOutAndNeverWrittenThroughALink() async throws {
+        try await withTemporaryDirectory { root in
+            let library = try await Library.open(at: root)
+            let layout = LibraryLayout(root: root.path)
+            try await library.addIssue(named: "A", date: date)
+            // Between changes there is no intent, only its spare, and every later change reuses that file.
+            #expect(!FileManager.default.fileExists(atPath: layout.intent))
+            var info = stat()
+            #expect(lstat(layout.intentSpare, &info) == 0)
+            let inode = info.st_ino
+            try await library.addIssue(named: "B", date: date)
+            #expect(lstat(layout.intentSpare, &info) == 0 && info.st_ino == inode)
+            // A link in the spare's place (here to a file outside) is never written through.
+            let outside = root.deletingLastPathComponent().appendingPathComponent("outside-\(UUID().uuidString)").path
+            try Data("keep".utf8).write(to: URL(fileURLWithPath: outside))
+            defer { try? FileManager.default.removeItem(atPath: outside) }
+            try FileManager.default.removeItem(atPath: layout.intentSpare)
+            try FileManager.default.createSymbolicLink(atPath: layout.intentSpare, withDestinationPath: outside)
+            try await library.addIssue(named: "C", date: date)
+            // Nor is a second name of a file (a hard link).
+            try FileManager.default.removeItem(atPath: layout.intentSpare)
+            try FileManager.default.linkItem(atPath: outside, toPath: layout.intentSpare)
+            try await library.addIssue(named: "D", date: date)
+            #expect(try String(contentsOfFile: outside, encoding: .utf8) == "keep")
+            #expect(!FileManager.default.fileExists(atPath: layout.intent))
+            #expect(try await library.summaries().map(\.name).sorted() == ["A", "B", "C", "D"])
+            #expect(try await library.verify().isClean)
+        }
+    }
+
     @Test func theJournalIsCompactedAndKeepsTheLatestOfEach() throws {
         try withTemporaryDirectorySync { root in
             let catalog = try catalog(root, slack: 16 << 10)

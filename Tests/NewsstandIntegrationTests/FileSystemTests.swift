@@ -86,6 +86,40 @@ import Testing
         }
     }
 
+    @Test func assetLocksExcludeEachOtherPerAssetAndPerDescriptor() async throws {
+        try await withTemporaryDirectory { folder in
+            let layout = LibraryLayout(root: folder.path)
+            // No lock file yet: nothing is held, and asking creates nothing.
+            #expect(!AssetLock.isHeld("00000000deadbeef", layout: layout))
+            try POSIX.makeDirectory(layout.downloads)
+            #expect(!FileManager.default.fileExists(atPath: layout.assetLocks))
+            var held = try AssetLock.try("00000000deadbeef", layout: layout)
+            #expect(held != nil)
+            #expect(AssetLock.isHeld("00000000deadbeef", layout: layout))
+            // Open-file-description locks: a second descriptor in this process is refused, as another process is.
+            #expect(try AssetLock.try("00000000deadbeef", layout: layout) == nil)
+            // Another asset's byte is its own.
+            #expect(!AssetLock.isHeld("00000000feedface", layout: layout))
+            let other = try #require(try AssetLock.try("00000000feedface", layout: layout))
+            withExtendedLifetime(held) {}
+            held = nil
+            #expect(!AssetLock.isHeld("00000000deadbeef", layout: layout))
+            let again = try #require(try AssetLock.try("00000000deadbeef", layout: layout))
+            #expect(AssetLock.isHeld("00000000feedface", layout: layout))
+            withExtendedLifetime((other, again)) {}
+            // One file for every asset, however many were locked.
+            #expect(try FileManager.default.contentsOfDirectory(atPath: layout.downloads) == ["asset-locks"])
+        }
+    }
+
+    @Test func assetLockOffsetsAreStableAndSpread() {
+        // The byte must be the same in every process and version that shares a library.
+        #expect(AssetLock.offset(of: "00000000deadbeef") == AssetLock.offset(of: "00000000deadbeef"))
+        let offsets = Set((0..<10_000).map { AssetLock.offset(of: String(format: "%016llx", UInt64($0))) })
+        #expect(offsets.count == 10_000)
+        #expect(offsets.allSatisfy { $0 >= 0 && $0 < 1 << 62 })
+    }
+
     @Test func fileLockNamesAPathItCannotOpen() async throws {
         try await withTemporaryDirectory { folder in
             let path = folder.path + "/missing/lock"

@@ -35,7 +35,7 @@ import Testing
     /// each issue with 0–2 placed files of random sizes, some pinned, some with a download in flight
     /// (a partial file whose asset lock this process holds, as a downloading process would).
     func plant(
-        _ library: Library, seed: UInt64, locks: inout [FileLock]
+        _ library: Library, seed: UInt64, locks: inout [AssetLock]
     ) async throws -> [Planted] {
         var rng = SeededGenerator(state: seed)
         let publications = ["The Daily", "Weekly", "Gazette", "Podcast"]
@@ -84,7 +84,7 @@ import Testing
                 try POSIX.makeDirectory(layout.downloads)
                 try Data(count: Int.random(in: 1...9_000, using: &rng)).write(
                     to: URL(fileURLWithPath: layout.partialFile(asset.id)))
-                locks.append(try #require(try FileLock.try(path: layout.assetLock(asset.id))))
+                locks.append(try #require(try AssetLock.try(asset.id, layout: layout)))
             }
             planted.append(
                 Planted(
@@ -115,7 +115,7 @@ import Testing
         let policy = Self.policies[seed % Self.policies.count]
         try await withTemporaryDirectory { root in
             let library = try await Library.open(at: root)
-            var locks: [FileLock] = []
+            var locks: [AssetLock] = []
             let planted = try await plant(library, seed: UInt64(seed) &* 7919 &+ 17, locks: &locks)
             let byName = Dictionary(uniqueKeysWithValues: planted.map { ($0.name, $0) })
             let before = try bytesOnDisk(root)

@@ -144,7 +144,7 @@ import Testing
             let layout = library.layout
             let stale = [
                 layout.partialFile("00000000deadbeef"), layout.completedFile("00000000deadbeef"),
-                layout.resumeRecord("00000000deadbeef"), layout.assetLock("00000000deadbeef"),
+                layout.resumeRecord("00000000deadbeef"), layout.legacyAssetLock("00000000deadbeef"),
                 layout.contentRecord("00000000deadbeef"), layout.issueLock("Gone Weekly"),
             ]
             for path in stale { try Data("x".utf8).write(to: URL(fileURLWithPath: path)) }
@@ -152,7 +152,7 @@ import Testing
                 atPath: layout.stagingFolder("00000000cafef00d") + "/half", withIntermediateDirectories: true)
             try FileManager.default.createDirectory(atPath: layout.trash + "/Old-1", withIntermediateDirectories: true)
             // Held by a download in flight: left alone.
-            let held = try #require(try FileLock.try(path: layout.assetLock("00000000feedface")))
+            let held = try #require(try AssetLock.try("00000000feedface", layout: layout))
             try Data("partial".utf8).write(to: URL(fileURLWithPath: layout.partialFile("00000000feedface")))
             let found = try await library.verify(issues: nil, options: VerifyOptions())
             #expect(kinds(found).allSatisfy { $0 == .staleFile } && found.problems.count == 8, "\(found.problems)")

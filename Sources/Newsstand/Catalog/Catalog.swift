@@ -190,7 +190,7 @@ final class Catalog: Sendable {
         else { return }
         let digits = changes.digits
         let intent = keys + claims.keys.sorted().map { "claim \($0)" }
-        try AtomicFile.write(Data(intent.joined(separator: "\n").utf8), to: layout.intent, durable: false)
+        try writeIntent(Data(intent.joined(separator: "\n").utf8))
         CrashPoint.reached("catalog-intent")
         // Markers go in before the records that say "downloading" and out after the records that say
         // otherwise, so the saved list is never missing an asset in flight.
@@ -235,8 +235,42 @@ final class Catalog: Sendable {
         }
         try appendToIndex(lines.bytes)
         CrashPoint.reached("catalog-index-appended")
-        try POSIX.unlinkIfPresent(layout.intent)
+        try clearIntent()
         if largest > splitBytes, digits < 8 { try split(from: digits) }
+    }
+
+    /// Puts the intent in place, whole: written into the spare file, which is then renamed to `intent`. Not
+    /// flushed (an intent only serves a change that a kill cut short; a power cut's loss is a missing index
+    /// line, which `verify --repair` rebuilds). Called with the lock held, so one spare serves every writer.
+    ///
+    /// The spare, renamed back by ``clearIntent()``, is made once: a new temporary file per change and its
+    /// deletion were a new inode per change, and on ext4 without a journal every new inode steps over the
+    /// inodes freed in the last minute (a download run makes a change for every few assets).
+    private func writeIntent(_ data: Data) throws {
+        let spare = layout.intentSpare
+        var info = stat()
+        let fd = open(spare, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o644)
+        // A link, another kind of file or a second name (a hard link, which would see the write) in the
+        // spare's place: never written through; the intent is written the usual way.
+        guard fd >= 0, fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_nlink == 1 else {
+            if fd >= 0 { _ = close(fd) }
+            try AtomicFile.write(data, to: layout.intent, durable: false)
+            return
+        }
+        do {
+            try POSIX.call("cannot write", path: spare) { ftruncate(fd, 0) }
+            try data.withUnsafeBytes { try POSIX.writeAll(fd, $0, path: spare) }
+            _ = close(fd)
+        } catch {
+            _ = close(fd)
+            throw error
+        }
+        try POSIX.rename(spare, layout.intent)
+    }
+
+    /// Ends a change: the intent goes back to being the spare.
+    private func clearIntent() throws {
+        if rename(layout.intent, layout.intentSpare) != 0 { try POSIX.unlinkIfPresent(layout.intent) }
     }
 
     /// Writes each bucket atomically (an empty one is deleted). With `flushEach`, each file is flushed as it

@@ -13,7 +13,7 @@ extension CatalogVerifier {
     /// Whether a download or unpack of `issue` is in flight in any process (its locks are held).
     func isInFlight(_ issue: Issue) -> Bool {
         FileLock.isHeld(path: layout.issueLock(issue.folderName))
-            || issue.assets.contains { FileLock.isHeld(path: layout.assetLock($0.id)) }
+            || issue.assets.contains { AssetLock.isHeld($0.id, layout: layout) }
     }
 
     /// Lists an orphan; deletes it when asked to remove orphans.

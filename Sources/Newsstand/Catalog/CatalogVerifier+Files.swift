@@ -18,9 +18,9 @@ extension CatalogVerifier {
             return !owner.asset.isComplete && !owner.issue.isBeingRemoved
         }
 
-        for name in Self.names(in: layout.downloads) {
+        for name in Self.names(in: layout.downloads) where name != "asset-locks" {
             let id = String(name.prefix { $0 != "." })
-            if FileLock.isHeld(path: layout.assetLock(id)) || isLive(id) { continue }
+            if AssetLock.isHeld(id, layout: layout) || isLive(id) { continue }
             let path = "\(layout.downloads)/\(name)"
             note(.staleFile, path, "a download file that no download will use (\(Self.describe(id, assets)))") {
                 try POSIX.unlinkIfPresent(path)
@@ -33,7 +33,7 @@ extension CatalogVerifier {
                 if folders.contains(folder) || FileLock.isHeld(path: path) { continue }
                 note(.staleFile, path, "the lock file of a folder no issue has") { try POSIX.unlinkIfPresent(path) }
             } else {
-                if FileLock.isHeld(path: layout.assetLock(name)) { continue }
+                if AssetLock.isHeld(name, layout: layout) { continue }
                 note(
                     .staleFile, path,
                     "the staging folder of an unpack that was cut short (\(Self.describe(name, assets)))"

@@ -52,35 +52,27 @@ struct IssueRemoval {
         try POSIX.makeDirectory(layout.staging)
         try POSIX.makeDirectory(layout.trash)
         var locks: [FileLock] = []
+        var assetLocks: [AssetLock] = []
         var lockedNames: [String] = []
         for issue in issues {
-            var held: [FileLock] = []
             guard let issueLock = try FileLock.try(path: layout.issueLock(issue.folderName)) else {
                 outcome.spared.append((issue, .inFlight))
                 continue
             }
-            held.append(issueLock)
-            var free = true
-            var created: [String] = []  // lock files that did not exist: not left behind for a spared issue
+            var held: [AssetLock] = []
             for asset in issue.assets {
-                let path = layout.assetLock(asset.id)
-                let existed = POSIX.exists(path)
-                guard let lock = try FileLock.try(path: path) else {
-                    free = false
-                    break
-                }
-                if !existed { created.append(path) }
+                guard let lock = try AssetLock.try(asset.id, layout: layout) else { break }
                 held.append(lock)
             }
-            guard free else {
-                for path in created { try POSIX.unlinkIfPresent(path) }
+            guard held.count == issue.assets.count else {
                 outcome.spared.append((issue, .inFlight))
                 continue
             }
-            locks += held
+            locks.append(issueLock)
+            assetLocks += held
             lockedNames.append(issue.name)
         }
-        defer { withExtendedLifetime(locks) {} }
+        defer { withExtendedLifetime((locks, assetLocks)) {} }
         guard !lockedNames.isEmpty else { return outcome }
 
         let marked = try write { changes -> [Issue] in
@@ -123,7 +115,7 @@ struct IssueRemoval {
                 // This process holds the asset's lock, so its files are no one else's.
                 for path in [
                     layout.partialFile(asset.id), layout.completedFile(asset.id), layout.resumeRecord(asset.id),
-                    layout.contentRecord(asset.id), layout.assetLock(asset.id),
+                    layout.contentRecord(asset.id), layout.legacyAssetLock(asset.id),
                 ] {
                     try POSIX.unlinkIfPresent(path)
                 }

@@ -1,18 +1,20 @@
 import Foundation
 
-/// The download area's files (`.downloads/<asset>.part`, `.done`, `.resume`, `.lock`; see ``LibraryLayout``):
+/// The download area's files (`.downloads/<asset>.part`, `.done`, `.resume.json`; see ``LibraryLayout``):
 /// discarding one asset's, and sweeping what crashes leave behind.
 enum DownloadArea {
-    /// Deletes an asset's partial, completed and resume files and its lock file, unless another process
-    /// holds the lock (then it returns false and leaves everything).
+    /// Deletes an asset's partial, completed and resume files, unless another process holds the asset's
+    /// lock (then it returns false and leaves everything).
     static func discardFiles(of id: String, layout: LibraryLayout) throws -> Bool {
-        // No lock file means no process is downloading it (and perhaps no `.downloads` folder at all).
-        var held: FileLock?
-        if POSIX.exists(layout.assetLock(id)) {
-            guard let lock = try FileLock.try(path: layout.assetLock(id)) else { return false }
+        // No lock file means no process has locked an asset here (and perhaps no `.downloads` folder at all).
+        var held: AssetLock?
+        if POSIX.exists(layout.assetLocks) {
+            guard let lock = try AssetLock.try(id, layout: layout) else { return false }
             held = lock
         }
-        for path in [layout.partialFile(id), layout.completedFile(id), layout.resumeRecord(id), layout.assetLock(id)] {
+        for path in [
+            layout.partialFile(id), layout.completedFile(id), layout.resumeRecord(id), layout.legacyAssetLock(id),
+        ] {
             try POSIX.unlinkIfPresent(path)
         }
         withExtendedLifetime(held) {}
@@ -28,7 +30,8 @@ enum DownloadArea {
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: layout.downloads),
             let saved = try? Set(catalog.pendingMarkers().map(\.id))
         else { return }
-        let ids = Set(names.compactMap { $0.split(separator: ".", maxSplits: 1).first.map(String.init) })
+        let ids = Set(
+            names.filter { $0 != "asset-locks" }.compactMap { $0.split(separator: ".", maxSplits: 1).first.map(String.init) })
         for id in ids where !saved.contains(id) {
             _ = try? discardFiles(of: id, layout: layout)
         }

@@ -149,7 +149,7 @@ final class DownloadRun: Sendable {
         var fetched: Int64
         /// The bytes were fetched just now and are still in the partial file.
         var inPartialFile: Bool
-        var lock: FileLock
+        var lock: AssetLock
     }
 
     /// Takes one asset from wherever it stands to complete: fetch (or find the finished file from a
@@ -164,7 +164,7 @@ final class DownloadRun: Sendable {
         var fetched: Int64 = 0
         // Held until the outcome is recorded, a failure included: released earlier, another process could
         // lock, place and commit the asset, and this run's late failure would overwrite that.
-        var held: FileLock?
+        var held: AssetLock?
         defer { withExtendedLifetime(held) {} }
         do {
             // Locking, re-reading the issue and fetching share one of the `jobs` network slots: an asset
@@ -197,8 +197,6 @@ final class DownloadRun: Sendable {
             let final = try await finishing.withPermit {
                 try await self.place(placing, item: item, record: record, emit: emit)
             }
-            // Safe to drop while held: whoever locks a fresh file next re-reads the state and finds it complete.
-            try? POSIX.unlinkIfPresent(layout.assetLock(id))
             emit(.finished(final.located(in: layout.contentFolder(item.folderName))))
             return .finished(final, fetched: fetched)
         } catch {
@@ -213,12 +211,11 @@ final class DownloadRun: Sendable {
         if Task.isCancelled { return .ended(.interrupted) }
         let id = item.asset.id
         let layout = self.layout
-        let lockPath = layout.assetLock(id)
-        let lock: FileLock?
+        let lock: AssetLock?
         do {
-            lock = try await runBlocking { try FileLock.try(path: lockPath) }
+            lock = try await runBlocking { try AssetLock.try(id, layout: layout) }
         } catch {
-            return .ended(await fail(item, NewsstandError(.io, "cannot lock \(lockPath): \(error)"), fetched: 0, emit: emit))
+            return .ended(await fail(item, NewsstandError(.io, "cannot lock asset \(id): \(error)"), fetched: 0, emit: emit))
         }
         guard let lock else {
             emit(.skipped(reason: "another issues process is downloading it"))
@@ -235,7 +232,7 @@ final class DownloadRun: Sendable {
     }
 
     private func admit(
-        _ item: WorkItem, locked lock: FileLock, emit: @escaping @Sendable (DownloadEvent.Kind) -> Void
+        _ item: WorkItem, locked lock: AssetLock, emit: @escaping @Sendable (DownloadEvent.Kind) -> Void
     ) async throws -> Admission {
         let id = item.asset.id
         let layout = self.layout

@@ -12,6 +12,7 @@
 /// .sync/<id>.json              when a subscription was last checked and the outcome (not catalog)
 /// .catalog/content/<asset id>.json  what an unpacked asset placed (paths, sizes): for `verify`
 /// .downloads/ .staging/ .trash/ partial downloads, extraction folders, removed folders on their way out
+/// .downloads/asset-locks       one byte locked per asset in flight (never deleted)
 /// <issue folder>/              one content folder per issue
 /// ```
 struct LibraryLayout: Sendable, Hashable {
@@ -32,6 +33,8 @@ struct LibraryLayout: Sendable, Hashable {
     var index: String { catalog + "/index.jsonl" }
     var pending: String { catalog + "/pending" }
     var intent: String { catalog + "/intent" }
+    /// The intent's file between changes, renamed into place and back (see ``Catalog/writeIntent(_:)``).
+    var intentSpare: String { catalog + "/.intent-spare" }
     /// What each unpacked asset placed (paths and sizes), written once per placement, for `verify`.
     var contentRecords: String { catalog + "/content" }
     func contentRecord(_ assetID: String) -> String { "\(contentRecords)/\(assetID).json" }
@@ -60,8 +63,11 @@ struct LibraryLayout: Sendable, Hashable {
     func partialFile(_ id: String) -> String { "\(downloads)/\(id).part" }
     func resumeRecord(_ id: String) -> String { "\(downloads)/\(id).resume.json" }
     func completedFile(_ id: String) -> String { "\(downloads)/\(id).done" }
-    /// Held (non-blocking `flock`) by the one process downloading the asset.
-    func assetLock(_ id: String) -> String { "\(downloads)/\(id).lock" }
+    /// One byte per asset, locked by the process downloading, placing or removing it (``AssetLock``).
+    var assetLocks: String { "\(downloads)/asset-locks" }
+    /// The lock file of one asset that earlier versions made (one per asset): deleted with the
+    /// asset's other files when it is found.
+    func legacyAssetLock(_ id: String) -> String { "\(downloads)/\(id).lock" }
     func stagingFolder(_ id: String) -> String { "\(staging)/\(id)" }
     func contentFolder(_ folderName: String) -> String { "\(root)/\(folderName)" }
     /// Held while an issue's folder is filled (merge, placement) or removed.
