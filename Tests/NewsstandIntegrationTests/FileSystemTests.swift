@@ -112,6 +112,47 @@ import Testing
         }
     }
 
+    @Test func recordSparesAreEmptiedKeptAndRenamedIntoPlace() async throws {
+        try await withTemporaryDirectory { folder in
+            let layout = LibraryLayout(root: folder.path)
+            try POSIX.makeDirectory(layout.downloads)
+            let spares = RecordSpares(layout: layout)
+            let first = layout.resumeRecord("00000000000000a1")
+            try ResumeRecord(url: "http://h/a", etag: "\"v1\"", expectedBytes: 10).save(first)
+            var info = stat()
+            #expect(stat(first, &info) == 0)
+            let inode = info.st_ino
+            try spares.retire(first)
+            #expect(!FileManager.default.fileExists(atPath: first))
+            // The next asset's record is the same file, empty: it reads as no record until written.
+            let second = layout.resumeRecord("00000000000000b2")
+            RecordSpares(layout: layout).place(at: second)
+            #expect(stat(second, &info) == 0 && info.st_ino == inode && info.st_size == 0)
+            #expect(ResumeRecord.load(second) == nil)
+            // A file already in place is left alone.
+            try ResumeRecord(url: "http://h/b", expectedBytes: 5).save(second)
+            spares.place(at: second)
+            #expect(ResumeRecord.load(second)?.url == "http://h/b")
+            // A record with a second name (a hard link to a file outside) is deleted, never emptied through.
+            let outside = folder.path + "/outside"
+            try Data("keep".utf8).write(to: URL(fileURLWithPath: outside))
+            try FileManager.default.removeItem(atPath: second)
+            try FileManager.default.linkItem(atPath: outside, toPath: second)
+            try spares.retire(second)
+            #expect(!FileManager.default.fileExists(atPath: second))
+            #expect(try String(contentsOfFile: outside, encoding: .utf8) == "keep")
+            // At most `kept` spares: the rest are deleted.
+            let fresh = RecordSpares(layout: layout)
+            for n in 0..<(RecordSpares.kept + 5) {
+                let path = layout.resumeRecord(String(format: "%016x", n + 0x100))
+                try ResumeRecord(url: "http://h/\(n)").save(path)
+                try fresh.retire(path)
+            }
+            let kept = try FileManager.default.contentsOfDirectory(atPath: layout.downloads)
+            #expect(kept.count == RecordSpares.kept && kept.allSatisfy(LibraryLayout.isSharedDownloadFile), "\(kept)")
+        }
+    }
+
     @Test func assetLockOffsetsAreStableAndSpread() {
         // The byte must be the same in every process and version that shares a library.
         #expect(AssetLock.offset(of: "00000000deadbeef") == AssetLock.offset(of: "00000000deadbeef"))

@@ -18,7 +18,7 @@ extension CatalogVerifier {
             return !owner.asset.isComplete && !owner.issue.isBeingRemoved
         }
 
-        for name in Self.names(in: layout.downloads) where name != "asset-locks" {
+        for name in Self.names(in: layout.downloads) where !LibraryLayout.isSharedDownloadFile(name) {
             let id = String(name.prefix { $0 != "." })
             if AssetLock.isHeld(id, layout: layout) || isLive(id) { continue }
             let path = "\(layout.downloads)/\(name)"

@@ -31,7 +31,7 @@ enum DownloadArea {
             let saved = try? Set(catalog.pendingMarkers().map(\.id))
         else { return }
         let ids = Set(
-            names.filter { $0 != "asset-locks" }.compactMap { $0.split(separator: ".", maxSplits: 1).first.map(String.init) })
+            names.filter { !LibraryLayout.isSharedDownloadFile($0) }.compactMap { $0.split(separator: ".", maxSplits: 1).first.map(String.init) })
         for id in ids where !saved.contains(id) {
             _ = try? discardFiles(of: id, layout: layout)
         }

@@ -43,6 +43,7 @@ final class DownloadRun: Sendable {
     private let engine: DownloadEngine
     private let options: DownloadOptions
     private let placer: AssetPlacer
+    private let spares: RecordSpares
     private let syncDownloads: Bool
     private let hooks: Hooks
     private let onEvent: @Sendable (DownloadEvent) -> Void
@@ -64,6 +65,7 @@ final class DownloadRun: Sendable {
         self.engine = engine
         self.options = options
         self.placer = AssetPlacer(layout: layout, catalog: catalog, unpackLimits: unpackLimits)
+        self.spares = RecordSpares(layout: layout)
         self.syncDownloads = syncDownloads
         self.hooks = hooks
         self.onEvent = onEvent
@@ -263,6 +265,8 @@ final class DownloadRun: Sendable {
         guard !POSIX.exists(completed), !placer.alreadyPlaced(record, id: id, folder: item.folderName) else {
             return .ready(Ready(asset: asset, record: record, fetched: 0, inPartialFile: false, lock: lock))
         }
+        let spares = self.spares
+        try await runBlocking { spares.place(at: layout.resumeRecord(id)) }
         let (result, url) = try await fetch(asset, of: item, hasOrigin: standing.hasOrigin, emit: emit)
         // The feed's new link is what the catalog now holds; the commit below must not put back the old.
         asset.url = url
@@ -362,6 +366,7 @@ final class DownloadRun: Sendable {
     ) async throws -> AssetDownload {
         let layout = self.layout
         let placer = self.placer
+        let spares = self.spares
         let id = asset.id
         let completed = layout.completedFile(id)
         let target = AssetPlacer.Target(assetID: id, issueName: item.issueName, folderName: item.folderName)
@@ -375,7 +380,7 @@ final class DownloadRun: Sendable {
             asset.error = nil
             let done = asset
             try await commitAsset(done, of: item, finished: true)
-            try? await runBlocking { try POSIX.unlinkIfPresent(layout.resumeRecord(id)) }
+            try? await runBlocking { try spares.retire(layout.resumeRecord(id)) }
             return done
         }
         if asset.unpack && POSIX.exists(completed) && ArchiveExtractor.isArchive(at: completed) {
@@ -395,7 +400,7 @@ final class DownloadRun: Sendable {
             try await commitAsset(done, of: item, finished: true)
             try? await runBlocking {
                 try POSIX.unlinkIfPresent(completed)
-                try POSIX.unlinkIfPresent(layout.resumeRecord(id))
+                try spares.retire(layout.resumeRecord(id))
             }
             return done
         }
@@ -413,7 +418,7 @@ final class DownloadRun: Sendable {
         asset.error = nil
         let done = asset
         try await commitAsset(done, of: item, finished: true)
-        try? await runBlocking { try POSIX.unlinkIfPresent(layout.resumeRecord(id)) }
+        try? await runBlocking { try spares.retire(layout.resumeRecord(id)) }
         return done
     }
 

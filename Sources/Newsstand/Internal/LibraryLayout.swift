@@ -13,6 +13,7 @@
 /// .catalog/content/<asset id>.json  what an unpacked asset placed (paths, sizes): for `verify`
 /// .downloads/ .staging/ .trash/ partial downloads, extraction folders, removed folders on their way out
 /// .downloads/asset-locks       one byte locked per asset in flight (never deleted)
+/// .downloads/.spare-record-<n> an emptied resume record, renamed into place for a later download
 /// <issue folder>/              one content folder per issue
 /// ```
 struct LibraryLayout: Sendable, Hashable {
@@ -65,6 +66,13 @@ struct LibraryLayout: Sendable, Hashable {
     func completedFile(_ id: String) -> String { "\(downloads)/\(id).done" }
     /// One byte per asset, locked by the process downloading, placing or removing it (``AssetLock``).
     var assetLocks: String { "\(downloads)/asset-locks" }
+    /// Emptied resume records kept to be renamed into place for the next downloads (`RecordSpares`).
+    static let recordSparePrefix = ".spare-record-"
+    /// Whether a name in the download folder is shared by every asset (the lock file, a spare record)
+    /// rather than one asset's file.
+    static func isSharedDownloadFile(_ name: String) -> Bool {
+        name == "asset-locks" || name.hasPrefix(recordSparePrefix)
+    }
     /// The lock file of one asset that earlier versions made (one per asset): deleted with the
     /// asset's other files when it is found.
     func legacyAssetLock(_ id: String) -> String { "\(downloads)/\(id).lock" }
