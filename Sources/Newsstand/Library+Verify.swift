@@ -229,7 +229,12 @@ final class CatalogVerifier {
             guard asset == nil || asset?.isComplete == true else { continue }
             let path = layout.pendingMarker(marker.id)
             note(.stalePendingDownload, path, "the saved download \(marker.id) points to no unfinished asset") {
-                try POSIX.unlinkIfPresent(path)
+                try catalog.removeMarkers([marker.id])
+            }
+        }
+        for anchor in catalog.strayAnchors() {
+            note(.stalePendingDownload, anchor, "the anchor of an issue with no saved download left") {
+                try POSIX.unlinkIfPresent(anchor)
             }
         }
     }

@@ -415,6 +415,59 @@ import Testing
         }
     }
 
+    @Test func savedDownloadsAreLinksToOneAnchorPerIssueGoneWithTheLast() throws {
+        try withTemporaryDirectorySync { root in
+            let catalog = try catalog(root)
+            let layout = LibraryLayout(root: root.path)
+            let ids = ["00000000000000a1", "00000000000000a2", "00000000000000a3"]
+            try catalog.write { changes in
+                for id in ids { changes.markPending(id, issueNamed: "The Daily") }
+                changes.markPending("00000000000000b1", issueNamed: "The Weekly")
+            }
+            let daily = Catalog.key(for: "The Daily")
+            let saved = try catalog.pendingMarkers()
+            #expect(saved.map(\.id) == ids + ["00000000000000b1"])
+            #expect(saved.map(\.key) == [daily, daily, daily, Catalog.key(for: "The Weekly")])
+            // One file for each issue: every marker of The Daily is a name of its anchor.
+            let anchor = "\(layout.pending)/\(Catalog.anchorPrefix)\(daily)"
+            var info = stat()
+            #expect(lstat(anchor, &info) == 0 && info.st_nlink == 4)
+            // A marker an earlier version made (a symlink to the key) is read beside them.
+            try FileManager.default.createSymbolicLink(
+                atPath: layout.pendingMarker("00000000000000c1"), withDestinationPath: daily)
+            #expect(try catalog.pendingMarkers().count == 5)
+            try catalog.write { changes in
+                for id in ids.dropLast() { changes.clearPending(id) }
+            }
+            #expect(lstat(anchor, &info) == 0 && info.st_nlink == 2)
+            try catalog.write { changes in
+                changes.clearPending(ids[2])
+                changes.clearPending("00000000000000c1")
+                changes.clearPending("00000000000000b1")
+            }
+            #expect(try FileManager.default.contentsOfDirectory(atPath: layout.pending).isEmpty)
+        }
+    }
+
+    @Test func aStrayAnchorIsRepairedAndAFIFOMarkerNeverBlocks() async throws {
+        try await withTemporaryDirectory { root in
+            let library = try await Library.open(at: root)
+            let layout = LibraryLayout(root: root.path)
+            try await library.addIssue(named: "A", date: date)
+            try POSIX.makeDirectory(layout.pending)
+            // A kill between the deletion of an issue's last marker and of its anchor left the anchor.
+            let key = Catalog.key(for: "A")
+            let anchor = "\(layout.pending)/\(Catalog.anchorPrefix)\(key)"
+            try Data(key.utf8).write(to: URL(fileURLWithPath: anchor))
+            #expect(mkfifo(layout.pendingMarker("00000000000000f1"), 0o644) == 0)
+            let report = try await library.verify()
+            #expect(report.problems.map(\.kind) == [.stalePendingDownload], "\(report.problems)")
+            #expect(try await library.verify(repair: true).problems.count == 1)
+            #expect(!FileManager.default.fileExists(atPath: anchor))
+            #expect(try await library.verify().isClean)
+        }
+    }
+
     // MARK: Import and export
 
     @Test func importReportsEachIssueAndExportRoundTrips() async throws {

@@ -127,38 +127,6 @@ final class Catalog: Sendable {
         return reader
     }
 
-    /// The saved list of pending downloads: asset identifier → issue key.
-    func pendingMarkers() throws -> [(id: String, key: String)] {
-        let names: [String]
-        do {
-            names = try FileManager.default.contentsOfDirectory(atPath: layout.pending)
-        } catch CocoaError.fileReadNoSuchFile {
-            return []
-        } catch {
-            throw NewsstandError(.io, "cannot read \(layout.pending): \(error.localizedDescription)", underlying: error)
-        }
-        return names.sorted().compactMap { id in
-            guard SafePathComponent(validating: id) != nil, let key = readMarker(id), Catalog.isKey(key) else {
-                return nil
-            }
-            return (id, key)
-        }
-    }
-
-    private func readMarker(_ id: String) -> String? {
-        Catalog.readLink(layout.pendingMarker(id))
-    }
-
-    /// The target of a symlink of the catalog (an issue key), or nil.
-    static func readLink(_ path: String) -> String? {
-        var buffer = [UInt8](repeating: 0, count: 64)
-        let n = buffer.withUnsafeMutableBytes { raw -> Int in
-            guard let base = raw.baseAddress?.assumingMemoryBound(to: CChar.self) else { return -1 }
-            return readlink(path, base, raw.count)
-        }
-        return n > 0 ? String(decoding: buffer[0..<n], as: UTF8.self) : nil
-    }
-
     // MARK: - Writing
 
     /// Runs `body` holding the library's file lock.
@@ -196,7 +164,7 @@ final class Catalog: Sendable {
         // otherwise, so the saved list is never missing an asset in flight.
         try POSIX.makeDirectory(layout.pending)
         for (id, key) in changes.pendingAdded.sorted(by: { $0.key < $1.key }) {
-            try setLink(layout.pendingMarker(id), to: key)
+            try addMarker(id, key: key)
         }
         // Each bucket touched is read (most already were, while staging), changed and rewritten once.
         var buckets: [String: CatalogBucket] = [:]
@@ -217,7 +185,7 @@ final class Catalog: Sendable {
         // Many buckets: written without a flush each, then one syncfs for all of them.
         let bulk = buckets.count > 16
         let largest = try writeBuckets(buckets, flushEach: durable && !bulk)
-        for id in changes.pendingRemoved.sorted() { try POSIX.unlinkIfPresent(layout.pendingMarker(id)) }
+        try removeMarkers(changes.pendingRemoved.sorted())
         if durable {
             if bulk { try syncFileSystem() }  // else writeBuckets flushed the records' folder
             if !changes.pendingAdded.isEmpty || !changes.pendingRemoved.isEmpty {
@@ -294,17 +262,6 @@ final class Catalog: Sendable {
             for folder in folders.sorted() { try POSIX.fsyncDirectory(folder) }
         }
         return largest
-    }
-
-    /// Points the symlink at `path` to `key`. A symlink's target is written with its name in one
-    /// step, so a marker or claim is never half there.
-    private func setLink(_ path: String, to key: String) throws {
-        while symlink(key, path) != 0 {
-            let code = errno
-            guard code == EEXIST else { throw NewsstandError.posix(code, "cannot create", path: path) }
-            if Catalog.readLink(path) == key { return }
-            try POSIX.unlinkIfPresent(path)
-        }
     }
 
     func syncFileSystem() throws {

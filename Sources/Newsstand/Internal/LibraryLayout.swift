@@ -6,7 +6,8 @@
 /// .catalog/issues-N/<hex>.jsonl the issue records and folder claims whose keys start with <hex> (N digits):
 ///                              the source of truth
 /// .catalog/index.jsonl         one line per change, newest wins: derived, rebuilt from the records
-/// .catalog/pending/<asset id>  a symlink whose target is the issue's key: the saved download list
+/// .catalog/pending/<asset id>  a hard link to .catalog/pending/.issue-<key>, a file holding the issue's key
+///                              (or, as earlier versions made it, a symlink to the key): the saved download list
 /// .catalog/intent              only while a change is being written: the keys it touches
 /// .catalog/subscriptions/<id>.json one subscription: its feed, options, validators and the items seen
 /// .sync/<id>.json              when a subscription was last checked and the outcome (not catalog)
