@@ -187,7 +187,10 @@ public actor Library {
             return try markers.compactMap { marker -> AssetDownload? in
                 if issues[marker.key] == nil { issues[marker.key] = .some(try catalog.record(key: marker.key)) }
                 let issue = issues[marker.key] ?? nil
-                return issue.flatMap(self.located)?.assets.first { $0.id == marker.id && $0.state != .failed }
+                // A complete asset's marker is one whose removal a power cut undid (removals are not flushed).
+                return issue.flatMap(self.located)?.assets.first {
+                    $0.id == marker.id && $0.state != .failed && !$0.isComplete
+                }
             }
         }
     }

@@ -188,9 +188,9 @@ final class Catalog: Sendable {
         try removeMarkers(changes.pendingRemoved.sorted())
         if durable {
             if bulk { try syncFileSystem() }  // else writeBuckets flushed the records' folder
-            if !changes.pendingAdded.isEmpty || !changes.pendingRemoved.isEmpty {
-                try POSIX.fsyncDirectory(layout.pending)
-            }
+            // Only additions are flushed: a marker whose removal a power cut undoes points to an asset that is
+            // complete or gone, and the next selection (or `verify`) drops it; most changes of a run only remove.
+            if !changes.pendingAdded.isEmpty { try POSIX.fsyncDirectory(layout.pending) }
         }
         CrashPoint.reached("catalog-records-written")
         var lines = JSONWriter(capacity: keys.count * 512)
