@@ -151,7 +151,7 @@ import Testing
             #expect(names == ["The Daily 2026-11-20", "Gone Weekly", "Interrupted Monthly", "Quarterly é/..\\ Review"])
             #expect(!FileManager.default.fileExists(atPath: lib.appendingPathComponent("library.json.v1").path))
             let text = try String(contentsOf: lib.appendingPathComponent("library.json"), encoding: .utf8)
-            #expect(text.contains("\"version\":2"))
+            #expect(text.contains("\"version\":3"))
             try expectConsistent(lib, "after an upgrade killed at \(point)")
         }
     }

@@ -193,12 +193,32 @@ import Testing
     @Test func newerLibraryVersionIsRefusedAndKept() async throws {
         try await withTemporaryDirectory { root in
             let path = root.appendingPathComponent("library.json")
-            let text = Data(#"{"version":3,"catalog":"elsewhere"}"#.utf8)
+            let text = Data(#"{"version":4,"catalog":"elsewhere"}"#.utf8)
             try text.write(to: path)
             await #expect {
                 _ = try await Library.open(at: root)
             } throws: { ($0 as? NewsstandError)?.code == .manifestFromNewerVersion }
             #expect(try Data(contentsOf: path) == text)
+        }
+    }
+
+    /// Version 3 differs from version 2 only in what an older issues cannot see (saved downloads as links,
+    /// asset locks as bytes of one file): opening a version-2 library rewrites its marker, nothing else, so
+    /// that version 2 refuses it from then on; its legacy symlink markers are still read.
+    @Test func aVersionTwoLibraryIsMarkedVersionThreeAndKeepsItsIssues() async throws {
+        try await withTemporaryDirectory { root in
+            let library = try await Library.open(at: root)
+            try await library.addIssue(named: "A", date: date)
+            let layout = LibraryLayout(root: root.path)
+            let path = root.appendingPathComponent("library.json")
+            let current = try String(contentsOf: path, encoding: .utf8)
+            try Data(current.replacingOccurrences(of: "\"version\":3", with: "\"version\":2").utf8).write(to: path)
+            try FileManager.default.createSymbolicLink(
+                atPath: layout.pendingMarker("00000000000000a1"), withDestinationPath: Catalog.key(for: "A"))
+            let reopened = try await Library.open(at: root)
+            #expect(try String(contentsOf: path, encoding: .utf8) == current)
+            #expect(try await reopened.summaries().map(\.name) == ["A"])
+            #expect(try Catalog(layout: layout).pendingMarkers().map(\.id) == ["00000000000000a1"])
         }
     }
 
@@ -554,11 +574,11 @@ import Testing
             #expect(Set(saved) == ["48b740c86f37", "9df711f79461"])
             #expect(try await library.downloadingAssets().map(\.id) == ["48b740c86f37"])
             let marker = try String(contentsOf: lib.appendingPathComponent("library.json"), encoding: .utf8)
-            #expect(marker.contains("\"version\":2"))
+            #expect(marker.contains("\"version\":3"))
             #expect(!FileManager.default.fileExists(atPath: lib.appendingPathComponent("library.json.v1").path))
             #expect(original.count > marker.utf8.count)
             #expect(try await library.verify().isClean)
-            // A second open finds version 2 and changes nothing.
+            // A second open finds version 3 and changes nothing.
             _ = try await Library.open(at: lib)
             #expect(try String(contentsOf: lib.appendingPathComponent("library.json"), encoding: .utf8) == marker)
         }

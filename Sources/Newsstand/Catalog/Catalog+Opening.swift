@@ -41,6 +41,12 @@ extension Catalog {
                 guard case .version1(let data) = try readMarker() else { return }
                 try CatalogUpgrade(catalog: self).run(version1: data)
             }
+        case .version2:
+            // Same records; only the marker changes (see `Catalog.version`), so that version 2 refuses it.
+            try withLock {
+                guard case .version2(let digits) = try readMarker() else { return }
+                try writeMarker(digits: digits)
+            }
         }
     }
 
@@ -48,6 +54,7 @@ extension Catalog {
         case missing
         case current(digits: Int)
         case version1(Data)
+        case version2(digits: Int)
     }
 
     /// Reads `library.json`'s version.
@@ -93,10 +100,10 @@ extension Catalog {
         guard let digits, (1...8).contains(digits) else {
             throw NewsstandError(.manifestUnreadable, "\(path) has no valid \"bucketDigits\"; it was left untouched")
         }
-        return .current(digits: Int(digits))
+        return version == 2 ? .version2(digits: Int(digits)) : .current(digits: Int(digits))
     }
 
-    /// Writes the version-2 `library.json` (atomically): the commit point of a new or upgraded catalog,
+    /// Writes the current version's `library.json` (atomically): the commit point of a new or upgraded catalog,
     /// and of a bucket split.
     func writeMarker(digits: Int) throws {
         let text = """

@@ -21,8 +21,11 @@ internal import CSystemShims
 /// process re-derives those keys' index lines from their records, so the index never stays behind
 /// the records.
 final class Catalog: Sendable {
-    /// The version written into `library.json`.
-    static let version: Int64 = 2
+    /// The version written into `library.json`. Version 3 has version 2's records and index; its saved
+    /// downloads may be hard links to an anchor (``addMarker(_:key:)``) and its asset locks are bytes of one
+    /// file (`AssetLock`), which a version-2 `issues` would not see: it could delete the files of a download in
+    /// flight, so it must refuse the library (as a newer version's), not open it.
+    static let version: Int64 = 3
 
     let layout: LibraryLayout
     /// Whether each change is flushed to stable storage before it counts as done.

@@ -2,7 +2,7 @@
 /// folder names never do, so the two can never collide.
 ///
 /// ```
-/// library.json                 {"version": 2, "bucketDigits": N, …}: the format marker (version 1 held everything)
+/// library.json                 {"version": 3, "bucketDigits": N, …}: the format marker (version 1 held everything)
 /// .catalog/issues-N/<hex>.jsonl the issue records and folder claims whose keys start with <hex> (N digits):
 ///                              the source of truth
 /// .catalog/index.jsonl         one line per change, newest wins: derived, rebuilt from the records
@@ -20,7 +20,7 @@
 struct LibraryLayout: Sendable, Hashable {
     let root: String
 
-    /// The format marker (version 2), or a whole version-1 catalog waiting to be upgraded.
+    /// The format marker (version 3), or a whole version-1 catalog waiting to be upgraded.
     var manifest: String { root + "/library.json" }
     /// The copy of a version-1 `library.json` kept until its upgrade has committed.
     var manifestBackup: String { root + "/library.json.v1" }
