@@ -299,7 +299,7 @@ final class CatalogVerifier {
     }
 
     private func checkTemporaries(digits: Int) throws {
-        let folders = [layout.root, layout.catalog, layout.records(digits: digits), layout.contentRecords]
+        let folders = [layout.root, layout.catalog, layout.records(digits: digits), layout.contentRecords, layout.pending]
         for folder in folders {
             for name in ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).sorted()
             where name.contains(".tmp-") {

@@ -469,6 +469,43 @@ import Testing
         }
     }
 
+    @Test func anchorsAreMendedNeverWrittenThroughAndSymlinkMarkersBecomeLinks() throws {
+        try withTemporaryDirectorySync { root in
+            let catalog = try catalog(root)
+            let layout = LibraryLayout(root: root.path)
+            let key = Catalog.key(for: "The Daily")
+            let anchor = "\(layout.pending)/\(Catalog.anchorPrefix)\(key)"
+            // A kill between the anchor's creation and its write left it empty.
+            try Data().write(to: URL(fileURLWithPath: anchor))
+            // A version-2 marker (a symlink) for one asset of the same issue.
+            try FileManager.default.createSymbolicLink(
+                atPath: layout.pendingMarker("00000000000000a1"), withDestinationPath: key)
+            try catalog.write { changes in
+                changes.markPending("00000000000000a1", issueNamed: "The Daily")
+                changes.markPending("00000000000000a2", issueNamed: "The Daily")
+            }
+            #expect(try String(contentsOfFile: anchor, encoding: .utf8) == key)
+            var info = stat()
+            // The symlink became a link: the anchor counts both markers.
+            #expect(lstat(layout.pendingMarker("00000000000000a1"), &info) == 0 && info.st_mode & S_IFMT == S_IFREG)
+            #expect(lstat(anchor, &info) == 0 && info.st_nlink == 3)
+            #expect(try catalog.pendingMarkers().map(\.key) == [key, key])
+            // An anchor with a second name outside the pending folder is replaced, not written through.
+            try catalog.write { changes in
+                changes.clearPending("00000000000000a1")
+                changes.clearPending("00000000000000a2")
+            }
+            let outside = root.path + "/outside"
+            try Data("keep".utf8).write(to: URL(fileURLWithPath: outside))
+            try FileManager.default.linkItem(atPath: outside, toPath: anchor)
+            try catalog.write { changes in changes.markPending("00000000000000a3", issueNamed: "The Daily") }
+            #expect(try String(contentsOfFile: outside, encoding: .utf8) == "keep")
+            #expect(try catalog.pendingMarkers().map(\.key) == [key])
+            let names = try FileManager.default.contentsOfDirectory(atPath: layout.pending).sorted()
+            #expect(names == [Catalog.anchorPrefix + key, "00000000000000a3"].sorted(), "\(names)")
+        }
+    }
+
     @Test func aStrayAnchorIsRepairedAndAFIFOMarkerNeverBlocks() async throws {
         try await withTemporaryDirectory { root in
             let library = try await Library.open(at: root)

@@ -141,6 +141,20 @@ import Testing
             try spares.retire(second)
             #expect(!FileManager.default.fileExists(atPath: second))
             #expect(try String(contentsOfFile: outside, encoding: .utf8) == "keep")
+            // Under a spare's name, anything but an empty file with one name is deleted, never put in place.
+            let fifo = "\(layout.downloads)/\(LibraryLayout.recordSparePrefix)fifo"
+            #expect(mkfifo(fifo, 0o644) == 0)
+            let stale = "\(layout.downloads)/\(LibraryLayout.recordSparePrefix)stale"
+            try Data("{}".utf8).write(to: URL(fileURLWithPath: stale))
+            let third = layout.resumeRecord("00000000000000c3")
+            RecordSpares(layout: layout).place(at: third)
+            #expect(!FileManager.default.fileExists(atPath: third))
+            #expect(!FileManager.default.fileExists(atPath: fifo) && !FileManager.default.fileExists(atPath: stale))
+            // A record under another asset's name (a power cut kept a spare's rename, not its emptying) is none.
+            try ResumeRecord(url: "http://h/a", expectedBytes: 10).save(first)
+            try FileManager.default.moveItem(atPath: first, toPath: third)
+            #expect(ResumeRecord.load(third) == nil)
+            try FileManager.default.removeItem(atPath: third)
             // At most `kept` spares: the rest are deleted.
             let fresh = RecordSpares(layout: layout)
             for n in 0..<(RecordSpares.kept + 5) {
@@ -155,7 +169,8 @@ import Testing
 
     @Test func assetLockOffsetsAreStableAndSpread() {
         // The byte must be the same in every process and version that shares a library.
-        #expect(AssetLock.offset(of: "00000000deadbeef") == AssetLock.offset(of: "00000000deadbeef"))
+        // FNV-1a (64-bit) of the id's bytes, below 2^62: a change of the hash would split processes' locks.
+        #expect(AssetLock.offset(of: "00000000deadbeef") == 4_278_751_143_158_418_997)
         let offsets = Set((0..<10_000).map { AssetLock.offset(of: String(format: "%016llx", UInt64($0))) })
         #expect(offsets.count == 10_000)
         #expect(offsets.allSatisfy { $0 >= 0 && $0 < 1 << 62 })

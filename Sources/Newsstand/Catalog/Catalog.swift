@@ -166,9 +166,7 @@ final class Catalog: Sendable {
         // Markers go in before the records that say "downloading" and out after the records that say
         // otherwise, so the saved list is never missing an asset in flight.
         try POSIX.makeDirectory(layout.pending)
-        for (id, key) in changes.pendingAdded.sorted(by: { $0.key < $1.key }) {
-            try addMarker(id, key: key)
-        }
+        try addMarkers(changes.pendingAdded.sorted(by: { $0.key < $1.key }).map { ($0.key, $0.value) })
         // Each bucket touched is read (most already were, while staging), changed and rewritten once.
         var buckets: [String: CatalogBucket] = [:]
         let cached = changes.buckets

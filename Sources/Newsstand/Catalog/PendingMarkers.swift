@@ -46,18 +46,63 @@ extension Catalog {
         }.sorted()
     }
 
-    /// Puts asset `id` in the saved list under issue `key`.
-    func addMarker(_ id: String, key: String) throws {
-        let path = layout.pendingMarker(id)
-        let anchor = "\(layout.pending)/\(Catalog.anchorPrefix)\(key)"
-        if Catalog.readMarker(anchor) != key {
-            // Whole or absent, never half-written: a marker linked to it always reads the key.
-            try AtomicFile.write(Data(key.utf8), to: anchor, durable: durable, flushingFolder: false)
+    /// Puts assets in the saved list (asset id → issue key). The anchors made here are flushed (each, or
+    /// with one `syncfs` when there are many), so that a marker linked to one reads its key after a power
+    /// cut, as a symlink's target did.
+    func addMarkers(_ added: [(id: String, key: String)]) throws {
+        var made: [String] = []
+        var anchors: Set<String> = []
+        for (id, key) in added {
+            let anchor = "\(layout.pending)/\(Catalog.anchorPrefix)\(key)"
+            if anchors.insert(key).inserted, try Catalog.makeAnchor(anchor, key: key) { made.append(anchor) }
+            try addMarker(layout.pendingMarker(id), key: key, anchor: anchor)
         }
+        guard durable, !made.isEmpty else { return }
+        if made.count > 16 {
+            try syncFileSystem()
+        } else {
+            for anchor in made { try POSIX.fsyncFile(anchor) }
+        }
+    }
+
+    /// Creates the anchor holding `key`, or puts the key back into one that lost it (a kill between its
+    /// creation and its write, before any marker was linked to it). Anything else in its place (a link,
+    /// another kind of file, a file with other names) is replaced, never written through.
+    /// - Returns: Whether it was written.
+    private static func makeAnchor(_ anchor: String, key: String) throws -> Bool {
+        var info = stat()
+        if readMarker(anchor) == key, lstat(anchor, &info) == 0, info.st_mode & S_IFMT == S_IFREG { return false }
+        var fd = open(anchor, O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+        if fd >= 0, fstat(fd, &info) != 0 || info.st_mode & S_IFMT != S_IFREG || info.st_nlink != 1 {
+            _ = close(fd)
+            fd = -1
+        }
+        if fd < 0 {
+            try POSIX.unlinkIfPresent(anchor)
+            fd = try POSIX.open(anchor, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW)
+        }
+        defer { _ = close(fd) }
+        try POSIX.call("cannot write", path: anchor) { ftruncate(fd, 0) }
+        try Data(key.utf8).withUnsafeBytes { try POSIX.writeAll(fd, $0, path: anchor) }
+        return true
+    }
+
+    /// Links the marker at `path` to `anchor`. A marker already there for the same key stays, but a symlink
+    /// (version 2's form) is replaced by a link, atomically, so that the anchor counts it.
+    private func addMarker(_ path: String, key: String, anchor: String) throws {
         while link(anchor, path) != 0 {
             switch errno {
             case EEXIST:
-                if Catalog.readMarker(path) == key { return }
+                var info = stat()
+                let isLink = lstat(path, &info) == 0 && info.st_mode & S_IFMT == S_IFLNK
+                if Catalog.readMarker(path) == key {
+                    guard isLink else { return }
+                    let temporary = "\(layout.pending)/.\((path as NSString).lastPathComponent).tmp-\(getpid())"
+                    try POSIX.unlinkIfPresent(temporary)
+                    guard link(anchor, temporary) == 0 else { return }  // the symlink serves as it is
+                    try POSIX.rename(temporary, path)
+                    return
+                }
                 try POSIX.unlinkIfPresent(path)
             case EINTR:
                 continue
@@ -88,14 +133,18 @@ extension Catalog {
     /// The key a marker gives: a symlink's target, or the content of a plain file (a link to an anchor).
     /// Nil when there is none or it is not a key's length.
     static func readMarker(_ path: String) -> String? {
-        if let target = readLink(path) { return target }
-        guard errno == EINVAL else { return nil }  // not a symlink
+        var buffer = [UInt8](repeating: 0, count: 64)
+        let n = buffer.withUnsafeMutableBytes { raw -> Int in
+            guard let base = raw.baseAddress?.assumingMemoryBound(to: CChar.self) else { return -1 }
+            return readlink(path, base, raw.count)
+        }
+        if n > 0 { return String(decoding: buffer[0..<n], as: UTF8.self) }
+        guard n < 0, errno == EINVAL else { return nil }  // EINVAL: not a symlink
         let fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)  // a FIFO in its place never blocks
         guard fd >= 0 else { return nil }
         defer { _ = close(fd) }
-        var buffer = [UInt8](repeating: 0, count: 64)
-        let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-        return n > 0 && n < 64 ? String(decoding: buffer[0..<n], as: UTF8.self) : nil
+        let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+        return count > 0 && count < 64 ? String(decoding: buffer[0..<count], as: UTF8.self) : nil
     }
 
     /// The target of a symlink of the catalog (an issue key), or nil.

@@ -35,8 +35,18 @@ final class RecordSpares: Sendable {
     func place(at path: String) {
         guard !POSIX.exists(path) else { return }
         while let spare = take() {
+            // Only an empty plain file with one name: anything else under a spare's name is deleted.
+            guard Self.isEmptyFile(spare) else {
+                _ = unlink(spare)
+                continue
+            }
             if rename(spare, path) == 0 { return }
         }
+    }
+
+    private static func isEmptyFile(_ path: String) -> Bool {
+        var info = stat()
+        return lstat(path, &info) == 0 && info.st_mode & S_IFMT == S_IFREG && info.st_nlink == 1 && info.st_size == 0
     }
 
     /// Empties the record at `path` and keeps it as a spare, or deletes it when enough are kept (or when

@@ -20,6 +20,10 @@ struct ResumeRecord: Codable, Sendable, Hashable {
     /// The ranges of a segmented download and how far each has come. With a plan the partial file has
     /// holes, so its size says nothing: only the plan does.
     var segments: SegmentPlan?
+    /// The asset whose record this is, written by ``save(_:)`` from the file's name and checked by
+    /// ``load(_:)``: record files are reused from asset to asset (`RecordSpares`), and a power cut can keep a
+    /// rename but lose the emptying before it, leaving another asset's record under this name.
+    private var asset: String?
 
     init(
         url: String, etag: String? = nil, lastModified: String? = nil, expectedBytes: Int64? = nil,
@@ -41,8 +45,17 @@ struct ResumeRecord: Codable, Sendable, Hashable {
     /// A missing or unreadable record means "cannot resume": the download then starts from zero, which
     /// is always safe, so errors are deliberately dropped here.
     static func load(_ path: String) -> ResumeRecord? {
-        guard let data = try? AtomicFile.read(path) else { return nil }
-        return try? JSONDecoder().decode(ResumeRecord.self, from: data)
+        guard let data = try? AtomicFile.read(path), var record = try? JSONDecoder().decode(ResumeRecord.self, from: data)
+        else { return nil }
+        // Records of earlier versions name no asset.
+        if let asset = record.asset, asset != owner(of: path) { return nil }
+        record.asset = nil
+        return record
+    }
+
+    /// The asset a record file belongs to: its name up to the first dot (`<asset id>.resume.json`).
+    private static func owner(of path: String) -> String {
+        String((path as NSString).lastPathComponent.prefix { $0 != "." })
     }
 
     /// Saves without fsync: losing a record to a power cut only means that download restarts from zero
@@ -55,7 +68,9 @@ struct ResumeRecord: Codable, Sendable, Hashable {
     /// (in one profile of 200 × 5 MiB, inode allocation took a quarter of the machine's CPU). Otherwise, and
     /// when the write fails, it is replaced whole.
     func save(_ path: String) throws {
-        let data = try JSONEncoder().encode(self)
+        var owned = self
+        owned.asset = ResumeRecord.owner(of: path)
+        let data = try JSONEncoder().encode(owned)
         if data.count <= ResumeRecord.inPlaceLimit, ResumeRecord.writeInPlace(path, data) { return }
         try AtomicFile.write(data, to: path, durable: false)
     }

@@ -34,7 +34,7 @@ final class AssetLock: Sendable {
     /// - Throws: ``NewsstandError`` naming the lock file when it cannot be opened or locked.
     static func `try`(_ id: String, layout: LibraryLayout) throws -> AssetLock? {
         let path = layout.assetLocks
-        let fd = try POSIX.open(path, O_RDWR | O_CREAT)
+        let fd = try POSIX.open(path, O_RDWR | O_CREAT | O_NOFOLLOW)  // never a file elsewhere, through a link
         while newsstand_try_lock_byte(fd, offset(of: id)) != 0 {
             let code = errno
             if code == EINTR { continue }
@@ -48,7 +48,7 @@ final class AssetLock: Sendable {
     /// Whether someone (another process, or another descriptor in this one) holds asset `id`'s lock,
     /// without creating anything or keeping a lock: for dry runs and reports, which must change nothing.
     static func isHeld(_ id: String, layout: LibraryLayout) -> Bool {
-        let fd = open(layout.assetLocks, O_RDONLY | O_CLOEXEC)
+        let fd = open(layout.assetLocks, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
         guard fd >= 0 else { return false }  // no lock file: no one has ever locked an asset here
         defer { _ = close(fd) }
         while true {

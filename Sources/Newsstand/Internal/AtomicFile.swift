@@ -36,7 +36,8 @@ enum AtomicFile {
 
     /// Reads the whole file, or returns nil when it does not exist.
     static func read(_ path: String) throws -> Data? {
-        guard let fd = try POSIX.openIfExists(path, O_RDONLY) else { return nil }
+        // O_NONBLOCK: a FIFO in a file's place fails the read instead of blocking it (regular files ignore it).
+        guard let fd = try POSIX.openIfExists(path, O_RDONLY | O_NONBLOCK) else { return nil }
         defer { _ = close(fd) }
         var info = stat()
         guard fstat(fd, &info) == 0 else { throw NewsstandError.posix(errno, "cannot read", path: path) }

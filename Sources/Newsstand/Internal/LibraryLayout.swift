@@ -8,7 +8,8 @@
 /// .catalog/index.jsonl         one line per change, newest wins: derived, rebuilt from the records
 /// .catalog/pending/<asset id>  a hard link to .catalog/pending/.issue-<key>, a file holding the issue's key
 ///                              (or, as earlier versions made it, a symlink to the key): the saved download list
-/// .catalog/intent              only while a change is being written: the keys it touches
+/// .catalog/intent              only while a change is being written: the keys it touches (between changes
+///                              the same file waits as .catalog/.intent-spare)
 /// .catalog/subscriptions/<id>.json one subscription: its feed, options, validators and the items seen
 /// .sync/<id>.json              when a subscription was last checked and the outcome (not catalog)
 /// .catalog/content/<asset id>.json  what an unpacked asset placed (paths, sizes): for `verify`
