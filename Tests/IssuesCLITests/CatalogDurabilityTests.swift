@@ -81,6 +81,38 @@ import Testing
         }
     }
 
+    /// The saved download list's steps (an issue's anchor made, then written; each marker linked; markers
+    /// removed, then the anchor): a kill at each leaves a library whose downloads the next run completes,
+    /// and nothing for `verify` to report after it.
+    @Test(arguments: ["pending-anchor-created", "pending-marker-linked", "pending-markers-removed"])
+    func aKillWhileSavingDownloadsLeavesThemToTheNextRun(point: String) async throws {
+        try await withTestServer { server in
+            try await withTemporaryDirectory { lib in
+                server.serve("/a.pdf", bytes: patternBytes(count: 30_000, seed: 1))
+                server.serve("/b.pdf", bytes: patternBytes(count: 30_000, seed: 2))
+                #expect(
+                    try run(
+                        ["add", "Two", "--date", "2026-11-20", "--asset", server.url("/a.pdf"), "--asset", server.url("/b.pdf")],
+                        lib
+                    ).status == 0)
+                #expect(try run(["add", "One", "--date", "2026-11-21", "--asset", server.url("/a.pdf")], lib).status == 0)
+                // One's only marker removed, then the kill: its anchor is left for the next run's clean-up.
+                let first = point == "pending-markers-removed" ? ["download", "One"] : ["download", "--jobs", "1"]
+                let killed = try run(first, lib, crashAt: point)
+                #expect(killed.signalled, "the kill at \(point) landed (\(killed.stderr))")
+                try expectConsistent(lib, "after the kill at \(point)")
+                let again = try run(["download"], lib)
+                #expect(again.status == 0, "\(again.stderr)")
+                let final = try listed(lib)
+                #expect(final["Two"]?["status"] as? String == "available" && final["One"]?["status"] as? String == "available")
+                let verify = try run(["verify"], lib)
+                #expect(verify.status == 0, "\(point): \(verify.stdout)")
+                let pending = lib.appendingPathComponent(".catalog/pending").path
+                #expect(try FileManager.default.contentsOfDirectory(atPath: pending).isEmpty)
+            }
+        }
+    }
+
     /// Buckets split in sixteen when one grows past its limit (made tiny here): a kill while the new
     /// depth is built, or right after it was committed, loses nothing and leaves one depth in force.
     @Test(arguments: ["split-built", "split-committed"])

@@ -56,6 +56,7 @@ extension Catalog {
             let anchor = "\(layout.pending)/\(Catalog.anchorPrefix)\(key)"
             if anchors.insert(key).inserted, try Catalog.makeAnchor(anchor, key: key) { made.append(anchor) }
             try addMarker(layout.pendingMarker(id), key: key, anchor: anchor)
+            CrashPoint.reached("pending-marker-linked")
         }
         guard durable, !made.isEmpty else { return }
         if made.count > 16 {
@@ -82,6 +83,7 @@ extension Catalog {
             fd = try POSIX.open(anchor, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW)
         }
         defer { _ = close(fd) }
+        CrashPoint.reached("pending-anchor-created")
         try POSIX.call("cannot write", path: anchor) { ftruncate(fd, 0) }
         try Data(key.utf8).withUnsafeBytes { try POSIX.writeAll(fd, $0, path: anchor) }
         return true
@@ -115,12 +117,14 @@ extension Catalog {
 
     /// Takes assets out of the saved list, and the anchors of issues left with no marker.
     func removeMarkers(_ ids: [String]) throws {
+        guard !ids.isEmpty else { return }
         var keys = Set<String>()
         for id in ids {
             let path = layout.pendingMarker(id)
             if let key = Catalog.readMarker(path), Catalog.isKey(key) { keys.insert(key) }
             try POSIX.unlinkIfPresent(path)
         }
+        CrashPoint.reached("pending-markers-removed")
         for key in keys.sorted() {
             let anchor = "\(layout.pending)/\(Catalog.anchorPrefix)\(key)"
             var info = stat()
