@@ -37,16 +37,22 @@ static inline int newsstand_syncfs(int fd) {
     return 0;
 #endif
 }
-/// Tries an exclusive open-file-description lock on one byte of `fd` (fcntl F_OFD_SETLK): 0 when taken,
-/// -1 with errno (EAGAIN or EACCES when another open file description holds it). Released when the
-/// descriptor is closed, or the process dies; two descriptors of one process exclude each other.
-static inline int newsstand_try_lock_byte(int fd, long long offset) {
-#ifdef F_OFD_SETLK
+/// An exclusive (write) lock of the one byte at `offset`, for fcntl.
+static inline struct flock newsstand_write_lock_of_byte(long long offset) {
     struct flock lock = {0};
     lock.l_type = F_WRLCK;
     lock.l_whence = SEEK_SET;
     lock.l_start = (off_t)offset;
     lock.l_len = 1;
+    return lock;
+}
+
+/// Tries an exclusive open-file-description lock on one byte of `fd` (fcntl F_OFD_SETLK): 0 when taken,
+/// -1 with errno (EAGAIN or EACCES when another open file description holds it). Released when the
+/// descriptor is closed, or the process dies; two descriptors of one process exclude each other.
+static inline int newsstand_try_lock_byte(int fd, long long offset) {
+#ifdef F_OFD_SETLK
+    struct flock lock = newsstand_write_lock_of_byte(offset);
     return fcntl(fd, F_OFD_SETLK, &lock);
 #else
     (void)fd; (void)offset;
@@ -59,11 +65,7 @@ static inline int newsstand_try_lock_byte(int fd, long long offset) {
 /// 0 free, -1 with errno.
 static inline int newsstand_byte_is_locked(int fd, long long offset) {
 #ifdef F_OFD_GETLK
-    struct flock lock = {0};
-    lock.l_type = F_WRLCK;
-    lock.l_whence = SEEK_SET;
-    lock.l_start = (off_t)offset;
-    lock.l_len = 1;
+    struct flock lock = newsstand_write_lock_of_byte(offset);
     if (fcntl(fd, F_OFD_GETLK, &lock) != 0) return -1;
     return lock.l_type != F_UNLCK;
 #else
