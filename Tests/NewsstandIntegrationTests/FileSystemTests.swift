@@ -107,6 +107,16 @@ import Testing
             let again = try #require(try AssetLock.try("00000000deadbeef", layout: layout))
             #expect(AssetLock.isHeld("00000000feedface", layout: layout))
             withExtendedLifetime((other, again)) {}
+            // Several assets on one descriptor: all of them, or none when one is held elsewhere.
+            let ids = ["00000000000000c1", "00000000000000c2", "00000000000000c3"]
+            var group = try AssetLock.try(all: ids, layout: layout)
+            #expect(group != nil && ids.allSatisfy { AssetLock.isHeld($0, layout: layout) })
+            withExtendedLifetime(group) {}
+            group = nil
+            let blocker = try #require(try AssetLock.try("00000000000000c2", layout: layout))
+            #expect(try AssetLock.try(all: ids, layout: layout) == nil)
+            #expect(!AssetLock.isHeld("00000000000000c1", layout: layout) && !AssetLock.isHeld("00000000000000c3", layout: layout))
+            withExtendedLifetime(blocker) {}
             // One file for every asset, however many were locked.
             #expect(try FileManager.default.contentsOfDirectory(atPath: layout.downloads) == ["asset-locks"])
         }

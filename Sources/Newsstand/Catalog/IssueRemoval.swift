@@ -13,7 +13,7 @@
 /// 5. Their download files, staging folders, content records and lock files are deleted, and the
 ///    trash emptied (what a crash leaves there, `verify --repair` and the next download run sweep).
 struct IssueRemoval {
-    /// Issues per batch: each holds a few descriptors (its locks) until its batch is done.
+    /// Issues per batch: each holds two descriptors (its folder's lock, its assets' locks) until its batch is done.
     static let batchSize = 128
 
     let catalog: Catalog
@@ -59,17 +59,13 @@ struct IssueRemoval {
                 outcome.spared.append((issue, .inFlight))
                 continue
             }
-            var held: [AssetLock] = []
-            for asset in issue.assets {
-                guard let lock = try AssetLock.try(asset.id, layout: layout) else { break }
-                held.append(lock)
-            }
-            guard held.count == issue.assets.count else {
+            // Every asset's lock on one descriptor: an issue costs two, however many assets it has.
+            guard let held = try AssetLock.try(all: issue.assets.map(\.id), layout: layout) else {
                 outcome.spared.append((issue, .inFlight))
                 continue
             }
             locks.append(issueLock)
-            assetLocks += held
+            assetLocks.append(held)
             lockedNames.append(issue.name)
         }
         defer { withExtendedLifetime((locks, assetLocks)) {} }

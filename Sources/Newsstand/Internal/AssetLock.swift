@@ -33,14 +33,22 @@ final class AssetLock: Sendable {
     /// - Returns: The lock, or nil when another holder has it.
     /// - Throws: ``NewsstandError`` naming the lock file when it cannot be opened or locked.
     static func `try`(_ id: String, layout: LibraryLayout) throws -> AssetLock? {
+        try `try`(all: [id], layout: layout)
+    }
+
+    /// Takes the locks of every asset in `ids` on one descriptor (an issue's assets, for its removal), or
+    /// none of them when another holder has one.
+    static func `try`(all ids: [String], layout: LibraryLayout) throws -> AssetLock? {
         let path = layout.assetLocks
         let fd = try POSIX.open(path, O_RDWR | O_CREAT | O_NOFOLLOW)  // never a file elsewhere, through a link
-        while newsstand_try_lock_byte(fd, offset(of: id)) != 0 {
-            let code = errno
-            if code == EINTR { continue }
-            _ = close(fd)
-            if code == EAGAIN || code == EACCES { return nil }
-            throw NewsstandError.posix(code, "cannot lock", path: path)
+        for id in ids {
+            while newsstand_try_lock_byte(fd, offset(of: id)) != 0 {
+                let code = errno
+                if code == EINTR { continue }
+                _ = close(fd)  // drops the bytes locked so far
+                if code == EAGAIN || code == EACCES { return nil }
+                throw NewsstandError.posix(code, "cannot lock", path: path)
+            }
         }
         return AssetLock(descriptor: fd)
     }
