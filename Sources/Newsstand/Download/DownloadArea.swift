@@ -30,8 +30,8 @@ enum DownloadArea {
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: layout.downloads),
             let saved = try? Set(catalog.pendingMarkers().map(\.id))
         else { return }
-        let ids = Set(
-            names.filter { !LibraryLayout.isSharedDownloadFile($0) }.compactMap { $0.split(separator: ".", maxSplits: 1).first.map(String.init) })
+        let own = names.filter { !LibraryLayout.isSharedDownloadFile($0) }
+        let ids = Set(own.compactMap { $0.split(separator: ".", maxSplits: 1).first.map(String.init) })
         for id in ids where !saved.contains(id) {
             _ = try? discardFiles(of: id, layout: layout)
         }
