@@ -217,12 +217,9 @@ final class Catalog: Sendable {
     /// inodes freed in the last minute (a download run makes a change for every few assets).
     private func writeIntent(_ data: Data) throws {
         let spare = layout.intentSpare
-        var info = stat()
-        let fd = open(spare, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o644)
-        // A link, another kind of file or a second name (a hard link, which would see the write) in the
-        // spare's place: never written through; the intent is written the usual way.
-        guard fd >= 0, fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_nlink == 1 else {
-            if fd >= 0 { _ = close(fd) }
+        // A link, another kind of file or a second name in the spare's place: never written through; the
+        // intent is written the usual way.
+        guard let (fd, _) = POSIX.openSoleFile(spare, O_RDWR | O_CREAT) else {
             try AtomicFile.write(data, to: layout.intent, durable: false)
             return
         }

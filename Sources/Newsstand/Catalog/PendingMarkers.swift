@@ -41,8 +41,7 @@ extension Catalog {
     func strayAnchors() -> [String] {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: layout.pending)) ?? []
         return names.filter { $0.hasPrefix(Catalog.anchorPrefix) }.map { "\(layout.pending)/\($0)" }.filter {
-            var info = stat()
-            return lstat($0, &info) == 0 && info.st_mode & S_IFMT == S_IFREG && info.st_nlink == 1
+            POSIX.linkStatus($0).map(POSIX.isSoleFile) ?? false
         }.sorted()
     }
 
@@ -71,14 +70,13 @@ extension Catalog {
     /// another kind of file, a file with other names) is replaced, never written through.
     /// - Returns: Whether it was written.
     private static func makeAnchor(_ anchor: String, key: String) throws -> Bool {
-        var info = stat()
-        if readMarker(anchor) == key, lstat(anchor, &info) == 0, info.st_mode & S_IFMT == S_IFREG { return false }
-        var fd = open(anchor, O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
-        if fd >= 0, fstat(fd, &info) != 0 || info.st_mode & S_IFMT != S_IFREG || info.st_nlink != 1 {
-            _ = close(fd)
-            fd = -1
+        if readMarker(anchor) == key, let info = POSIX.linkStatus(anchor), info.st_mode & S_IFMT == S_IFREG {
+            return false
         }
-        if fd < 0 {
+        let fd: Int32
+        if let (sole, _) = POSIX.openSoleFile(anchor, O_WRONLY) {
+            fd = sole
+        } else {
             try POSIX.unlinkIfPresent(anchor)
             fd = try POSIX.open(anchor, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW)
         }
@@ -127,10 +125,7 @@ extension Catalog {
         CrashPoint.reached("pending-markers-removed")
         for key in keys.sorted() {
             let anchor = "\(layout.pending)/\(Catalog.anchorPrefix)\(key)"
-            var info = stat()
-            if lstat(anchor, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_nlink == 1 {
-                try POSIX.unlinkIfPresent(anchor)
-            }
+            if let info = POSIX.linkStatus(anchor), POSIX.isSoleFile(info) { try POSIX.unlinkIfPresent(anchor) }
         }
     }
 

@@ -45,8 +45,8 @@ final class RecordSpares: Sendable {
     }
 
     private static func isEmptyFile(_ path: String) -> Bool {
-        var info = stat()
-        return lstat(path, &info) == 0 && info.st_mode & S_IFMT == S_IFREG && info.st_nlink == 1 && info.st_size == 0
+        guard let info = POSIX.linkStatus(path) else { return false }
+        return POSIX.isSoleFile(info) && info.st_size == 0
     }
 
     /// Empties the record at `path` and keeps it as a spare, or deletes it when enough are kept (or when
@@ -87,11 +87,8 @@ final class RecordSpares: Sendable {
     /// Truncates the regular file at `path` to nothing; false for a link, another kind of file, or a file
     /// with a second name (a hard link would see the truncation).
     private static func empty(_ path: String) -> Bool {
-        let fd = open(path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC)
-        guard fd >= 0 else { return false }
+        guard let (fd, _) = POSIX.openSoleFile(path, O_WRONLY) else { return false }
         defer { _ = close(fd) }
-        var info = stat()
-        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_nlink == 1 else { return false }
         return ftruncate(fd, 0) == 0
     }
 }

@@ -82,13 +82,10 @@ struct ResumeRecord: Codable, Sendable, Hashable {
     /// - Returns: false when the path is a link or another kind of file, the file is too large, or the
     ///   write failed (the file is then removed, so that a half-written record is never read).
     private static func writeInPlace(_ path: String, _ data: Data) -> Bool {
-        let fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { return false }
+        // A link, another kind of file or a second name on it: such a record is replaced whole.
+        guard let (fd, info) = POSIX.openSoleFile(path, O_RDWR | O_CREAT) else { return false }
         defer { _ = close(fd) }
-        var info = stat()
-        // A second name on the file (a hard link) would see the write too: such a record is replaced whole.
-        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_nlink == 1, info.st_size <= inPlaceLimit
-        else { return false }
+        guard info.st_size <= inPlaceLimit else { return false }
         var bytes = [UInt8](data)
         if bytes.count < Int(info.st_size) { bytes += repeatElement(UInt8(ascii: " "), count: Int(info.st_size) - bytes.count) }
         let written = bytes.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) }

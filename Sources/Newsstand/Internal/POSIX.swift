@@ -108,6 +108,34 @@ enum POSIX {
         return Int64(info.st_size)
     }
 
+    /// The status of `path` itself (a link is not followed), or nil when there is nothing there.
+    static func linkStatus(_ path: String) -> stat? {
+        var info = stat()
+        return lstat(path, &info) == 0 ? info : nil
+    }
+
+    /// Whether `info` is of a plain file with no other name. The library's own small files (resume records,
+    /// the intent, saved-download anchors) are only written or emptied in place when they are: through a
+    /// second name (a hard link planted to a file elsewhere) the write would reach that file too.
+    static func isSoleFile(_ info: stat) -> Bool {
+        info.st_mode & S_IFMT == S_IFREG && info.st_nlink == 1
+    }
+
+    /// Opens `path` (never through a link; a FIFO does not block the open) when it is a plain file with no
+    /// other name (``isSoleFile(_:)``), creating it if `flags` say so.
+    /// - Returns: The descriptor and the file's status, or nil (nothing left open) for anything else, or when
+    ///   it cannot be opened.
+    static func openSoleFile(_ path: String, _ flags: Int32, mode: mode_t = 0o644) -> (fd: Int32, info: stat)? {
+        let fd = Glibc.open(path, flags | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, mode)
+        guard fd >= 0 else { return nil }
+        var info = stat()
+        guard fstat(fd, &info) == 0, isSoleFile(info) else {
+            _ = Glibc.close(fd)
+            return nil
+        }
+        return (fd, info)
+    }
+
     static func exists(_ path: String) -> Bool {
         var info = stat()
         return lstat(path, &info) == 0
