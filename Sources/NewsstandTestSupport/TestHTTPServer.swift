@@ -1,5 +1,3 @@
-// Over 400 lines, one job: the test server's public surface (start, files, faults, counters); the
-// handler and the HTTP details are in their own files.
 import Foundation
 import NIOCore
 import NIOHTTP1
