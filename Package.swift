@@ -27,17 +27,64 @@ let package = Package(
         // Linux calls Swift's Glibc module does not import.
         .systemLibrary(name: "CSystemShims"),
 
-        // MARK: - Library
+        // MARK: - Library, one target per layer
+        // Each layer imports only the layers below it (the README's developer map draws the graph); a
+        // back-edge is a build error. Dependents name only the `Newsstand` product, which re-exports the
+        // layers its API shows.
+
+        // Primitives and the model: durable files, locks, the errno path, JSON reading and writing, HTTP
+        // header parsing, issues, assets, dates, names, errors.
         .target(
-            name: "Newsstand",
+            name: "NewsstandCore",
             dependencies: [
-                "CLibArchive",
                 "CSystemShims",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
+        ),
+        // Unpacking: libarchive, the path policy, limits, staging.
+        .target(
+            name: "NewsstandArchive",
+            dependencies: ["NewsstandCore", "CLibArchive", "CSystemShims"]
+        ),
+        // The catalog on disk: buckets, index, changes, upgrade, verify's checks, removal.
+        .target(
+            name: "NewsstandCatalog",
+            dependencies: [
+                "NewsstandCore", "NewsstandArchive", "CSystemShims",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
+        ),
+        // The HTTP engine and a download run: resume, segments, placing and unpacking.
+        .target(
+            name: "NewsstandDownload",
+            dependencies: [
+                "NewsstandCore", "NewsstandArchive", "NewsstandCatalog", "CSystemShims",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
+        ),
+        // The feed parsers: pure functions of bytes (no files, no network).
+        .target(
+            name: "NewsstandFeeds",
+            dependencies: ["NewsstandCore"]
+        ),
+        // Subscription records and their store, the identity merge, OPML.
+        .target(
+            name: "NewsstandSubscriptions",
+            dependencies: ["NewsstandCore", "NewsstandCatalog", "NewsstandFeeds"]
+        ),
+        // The façade: the `Library` actor and its public API.
+        .target(
+            name: "Newsstand",
+            dependencies: [
+                "NewsstandCore", "NewsstandArchive", "NewsstandCatalog", "NewsstandDownload", "NewsstandFeeds",
+                "NewsstandSubscriptions",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
@@ -58,7 +105,7 @@ let package = Package(
             name: "NewsstandTestSupport",
             dependencies: [
                 "CLibArchive",
-                "Newsstand",  // the library's HTTP-date code (package access), so server and client agree
+                "NewsstandCore",  // the library's HTTP-date code (package access), so server and client agree
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -88,14 +135,14 @@ let package = Package(
         // the merge and the plans.
         .testTarget(
             name: "NewsstandUnitTests",
-            dependencies: ["Newsstand", "NewsstandTestSupport"],
+            dependencies: ["Newsstand", "NewsstandCore", "NewsstandArchive", "NewsstandCatalog", "NewsstandDownload", "NewsstandFeeds", "NewsstandSubscriptions", "NewsstandTestSupport"],
             // Read from the source tree by path (the fixtures are compared byte for byte).
             exclude: ["Fixtures"]
         ),
         // The library against the NIO test server, real files, archives and tmpfs (with @testable).
         .testTarget(
             name: "NewsstandIntegrationTests",
-            dependencies: ["Newsstand", "NewsstandTestSupport"],
+            dependencies: ["Newsstand", "NewsstandCore", "NewsstandArchive", "NewsstandCatalog", "NewsstandDownload", "NewsstandFeeds", "NewsstandSubscriptions", "NewsstandTestSupport"],
             // Read from the source tree by path (a copied library must keep its exact bytes).
             exclude: ["Fixtures"]
         ),

@@ -1,10 +1,8 @@
 import AsyncHTTPClient
 import Foundation
-
-/// The library module's version, sent in `User-Agent`.
-public enum NewsstandInfo: Sendable {
-    public static let version = "0.1.0"
-}
+import NewsstandCore
+import NewsstandArchive
+import NewsstandDownload
 
 extension Library {
     /// How a library downloads and unpacks.

@@ -1,4 +1,7 @@
 import Foundation
+import NewsstandCore
+import NewsstandCatalog
+import NewsstandDownload
 
 // The download API and the selection of what a run takes; the run itself is a `DownloadRun`
 // (Download/DownloadRun.swift), its last step an `AssetPlacer`.

@@ -1,4 +1,7 @@
 import Foundation
+import NewsstandCore
+import NewsstandCatalog
+import NewsstandDownload
 
 /// Adding many issues at once, and writing issues out in the same format (`issues import`/`export`).
 extension Library {

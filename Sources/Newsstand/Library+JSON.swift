@@ -1,4 +1,8 @@
 import Foundation
+import NewsstandCore
+import NewsstandCatalog
+import NewsstandDownload
+import NewsstandSubscriptions
 
 #if canImport(Glibc)
     import Glibc

@@ -1,4 +1,8 @@
 import Foundation
+import NewsstandCore
+import NewsstandCatalog
+import NewsstandFeeds
+import NewsstandSubscriptions
 
 /// The writing half of a merge: what ``FeedMerge`` decided becomes issues and a subscription record,
 /// under the catalog's lock. Static (no actor), so `subscribe` and every refresh share it.

@@ -1,3 +1,5 @@
+import NewsstandCore
+import NewsstandDownload
 /// Pinning: NewsstandKit's `currentlyReadingIssue`, for as many issues as the user likes. A pinned
 /// issue is never pruned.
 extension Library {

@@ -1,4 +1,7 @@
 import Foundation
+import NewsstandCore
+import NewsstandCatalog
+import NewsstandDownload
 
 /// `prune`: removing issues by policy, never a pinned one or one in flight, crash-safely.
 extension Library {

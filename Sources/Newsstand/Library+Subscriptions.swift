@@ -1,5 +1,9 @@
 import Crypto
 import Foundation
+import NewsstandCore
+import NewsstandDownload
+import NewsstandFeeds
+import NewsstandSubscriptions
 
 /// Subscriptions: a publisher's feed becomes dated issues (NewsstandKit's apps asked their own server
 /// for new issues; this asks any publisher's feed). The feed is fetched outside any lock; what it adds
@@ -153,7 +157,7 @@ extension Library {
     // MARK: Helpers
 
     static func digest(_ data: Data) -> String {
-        SHA256.hash(data: data).map { String(format: "%02x", $0) }.joined()
+        FileDigest.hex(SHA256.hash(data: data))
     }
 
     /// A subscription's default name: the feed's title, else the URL's host.

@@ -1,5 +1,9 @@
 import Foundation
 import Logging
+import NewsstandCore
+import NewsstandDownload
+import NewsstandFeeds
+import NewsstandSubscriptions
 
 /// Refreshing subscriptions: fetch (conditional, outside any lock), read (following an HTML page's feed
 /// link and a feed's own "moved to"), merge under the catalog's lock, apply `keep`; and the refresh an

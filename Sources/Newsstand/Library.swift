@@ -1,5 +1,8 @@
 import Foundation
 import Logging
+import NewsstandCore
+import NewsstandCatalog
+import NewsstandDownload
 
 // About 400 lines, one job: the actor's core (opening, lifetime, reading, adding, removing); each other
 // part of the public API is a Library+*.swift file of its own.

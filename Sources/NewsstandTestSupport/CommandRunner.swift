@@ -1,5 +1,5 @@
 import Foundation
-internal import Newsstand  // TreeRemover
+internal import NewsstandCore  // TreeRemover
 
 #if canImport(Glibc)
     import Glibc

@@ -1,6 +1,6 @@
 import Crypto
 import Foundation
-internal import Newsstand  // TreeRemover
+internal import NewsstandCore  // TreeRemover
 
 /// A fresh folder under the system's temporary directory, deleted when `body` returns or throws.
 public func withTemporaryDirectory<T>(_ body: (URL) async throws -> T) async throws -> T {

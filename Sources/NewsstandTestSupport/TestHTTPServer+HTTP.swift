@@ -1,4 +1,4 @@
-internal import Newsstand  // HTTPDate
+internal import NewsstandCore  // HTTPDate
 
 /// The HTTP semantics the test server implements (RFC 9110), kept free of I/O so each rule
 /// reads on its own.

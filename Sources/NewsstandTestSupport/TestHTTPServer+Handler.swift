@@ -8,7 +8,7 @@ import Synchronization
 
 // One channel handler: every route and fault of the test server is a branch of its request handling,
 // so they stay together; the bodies it streams are in TestHTTPServer+Body.swift.
-internal import Newsstand  // HTTPDate
+internal import NewsstandCore  // HTTPDate
 
 #if canImport(Glibc)
     import Glibc

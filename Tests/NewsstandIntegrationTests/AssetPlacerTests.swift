@@ -3,6 +3,12 @@ import NewsstandTestSupport
 import Testing
 
 @testable import Newsstand
+@testable import NewsstandCore
+@testable import NewsstandArchive
+@testable import NewsstandCatalog
+@testable import NewsstandDownload
+@testable import NewsstandFeeds
+@testable import NewsstandSubscriptions
 
 /// The placing step alone: no engine, no run, no actor. Each test puts a finished file where a download
 /// leaves it (`.downloads/<id>.done`) and asks the placer to make it content.

@@ -4,6 +4,12 @@ import Synchronization
 import Testing
 
 @testable import Newsstand
+@testable import NewsstandCore
+@testable import NewsstandArchive
+@testable import NewsstandCatalog
+@testable import NewsstandDownload
+@testable import NewsstandFeeds
+@testable import NewsstandSubscriptions
 
 /// The downloader against a real HTTP server on 127.0.0.1 with injected faults.
 @Suite(.timeLimit(.minutes(5))) struct DownloadTests {

@@ -4,6 +4,12 @@ import NewsstandTestSupport
 import Testing
 
 @testable import Newsstand
+@testable import NewsstandCore
+@testable import NewsstandArchive
+@testable import NewsstandCatalog
+@testable import NewsstandDownload
+@testable import NewsstandFeeds
+@testable import NewsstandSubscriptions
 
 /// The file-system primitives under `Internal/`: the one errno-to-error path, the file lock, the tree
 /// remover, and the blocking pool they run on.

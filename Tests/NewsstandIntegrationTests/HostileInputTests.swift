@@ -3,6 +3,12 @@ import NewsstandTestSupport
 import Testing
 
 @testable import Newsstand
+@testable import NewsstandCore
+@testable import NewsstandArchive
+@testable import NewsstandCatalog
+@testable import NewsstandDownload
+@testable import NewsstandFeeds
+@testable import NewsstandSubscriptions
 
 #if canImport(Glibc)
     import Glibc
@@ -304,7 +310,7 @@ import Testing
         try await withTestServer { server in
             let content = patternBytes(count: 100_000)
             server.serve("/issue.pdf", bytes: content)
-            let digest = knownDigest ? CatalogVerifier.sha256(of: try writeTemporary(content)) : nil
+            let digest = knownDigest ? FileDigest.sha256(of: try writeTemporary(content)) : nil
             let placed = try await download(server, "/issue.pdf", sha256: digest) { library, id in
                 // With the digest known, the damaged file has the right size, so only the digest can tell.
                 let damaged = knownDigest ? patternBytes(count: 100_000, seed: 7) : Array(content[..<60_000])

@@ -3,6 +3,12 @@ import NewsstandTestSupport
 import Testing
 
 @testable import Newsstand
+@testable import NewsstandCore
+@testable import NewsstandArchive
+@testable import NewsstandCatalog
+@testable import NewsstandDownload
+@testable import NewsstandFeeds
+@testable import NewsstandSubscriptions
 
 @Suite(.timeLimit(.minutes(5))) struct LibraryTests {
     let date = IssueDate("2026-11-20")!

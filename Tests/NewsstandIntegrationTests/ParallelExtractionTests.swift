@@ -4,6 +4,12 @@ import NewsstandTestSupport
 import Testing
 
 @testable import Newsstand
+@testable import NewsstandCore
+@testable import NewsstandArchive
+@testable import NewsstandCatalog
+@testable import NewsstandDownload
+@testable import NewsstandFeeds
+@testable import NewsstandSubscriptions
 
 /// Several workers unpacking one ZIP: the same tree, record and refusals as one worker, and one worker
 /// wherever the order of entries could change the result.

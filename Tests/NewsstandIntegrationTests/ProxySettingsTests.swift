@@ -6,6 +6,12 @@ import NewsstandTestSupport
 import Testing
 
 @testable import Newsstand
+@testable import NewsstandCore
+@testable import NewsstandArchive
+@testable import NewsstandCatalog
+@testable import NewsstandDownload
+@testable import NewsstandFeeds
+@testable import NewsstandSubscriptions
 
 /// Proxy variables as curl reads them, the route each URL takes, and how proxy and TLS failures read.
 @Suite(.timeLimit(.minutes(5))) struct ProxySettingsTests {

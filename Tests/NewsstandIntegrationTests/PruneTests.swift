@@ -3,6 +3,12 @@ import NewsstandTestSupport
 import Testing
 
 @testable import Newsstand
+@testable import NewsstandCore
+@testable import NewsstandArchive
+@testable import NewsstandCatalog
+@testable import NewsstandDownload
+@testable import NewsstandFeeds
+@testable import NewsstandSubscriptions
 
 /// `prune` over many random libraries (seeded): issues with dates, sizes, pins, publications and
 /// downloads in flight, content on disk written directly. Each library is pruned once as a dry run and

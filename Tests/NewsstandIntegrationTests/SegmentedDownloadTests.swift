@@ -3,6 +3,12 @@ import NewsstandTestSupport
 import Testing
 
 @testable import Newsstand
+@testable import NewsstandCore
+@testable import NewsstandArchive
+@testable import NewsstandCatalog
+@testable import NewsstandDownload
+@testable import NewsstandFeeds
+@testable import NewsstandSubscriptions
 
 /// `--segments N` against the test server's faults: every case ends with the exact bytes of one
 /// version, and the server's own counters bound what was fetched twice.

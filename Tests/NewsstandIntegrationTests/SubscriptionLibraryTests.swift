@@ -3,6 +3,12 @@ import NewsstandTestSupport
 import Testing
 
 @testable import Newsstand
+@testable import NewsstandCore
+@testable import NewsstandArchive
+@testable import NewsstandCatalog
+@testable import NewsstandDownload
+@testable import NewsstandFeeds
+@testable import NewsstandSubscriptions
 
 /// Subscriptions through the `Library` API, as an app would use them: what the CLI does, plus the
 /// scoped `sync` (leaving its closure early cancels what is left) and a crash between the catalog's

@@ -3,6 +3,12 @@ import NewsstandTestSupport
 import Testing
 
 @testable import Newsstand
+@testable import NewsstandCore
+@testable import NewsstandArchive
+@testable import NewsstandCatalog
+@testable import NewsstandDownload
+@testable import NewsstandFeeds
+@testable import NewsstandSubscriptions
 
 /// `verify` and `verify --repair` on each kind of damage, on libraries filled by real downloads from a
 /// local server: the damage is reported (not clean), the repair fixes it (or, for orphans, lists it),

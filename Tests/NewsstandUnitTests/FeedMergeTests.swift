@@ -2,6 +2,12 @@ import Foundation
 import Testing
 
 @testable import Newsstand
+@testable import NewsstandCore
+@testable import NewsstandArchive
+@testable import NewsstandCatalog
+@testable import NewsstandDownload
+@testable import NewsstandFeeds
+@testable import NewsstandSubscriptions
 
 /// The identity rules of subscriptions, on feed documents built by hand: what the SPEC promises about
 /// duplicates, renamed ids, rotated queries, and items that must never be merged.

@@ -2,6 +2,12 @@ import Foundation
 import Testing
 
 @testable import Newsstand
+@testable import NewsstandCore
+@testable import NewsstandArchive
+@testable import NewsstandCatalog
+@testable import NewsstandDownload
+@testable import NewsstandFeeds
+@testable import NewsstandSubscriptions
 
 /// Golden tests of the feed parsers: each `Fixtures/feeds/NAME.EXT` is parsed (as fetched from
 /// ``FeedParserTests/defaultURL``, or the `"url"` its expected file names; through `NAME.map.json` when

@@ -1,6 +1,12 @@
 import Testing
 
 @testable import Newsstand
+@testable import NewsstandCore
+@testable import NewsstandArchive
+@testable import NewsstandCatalog
+@testable import NewsstandDownload
+@testable import NewsstandFeeds
+@testable import NewsstandSubscriptions
 
 /// Inputs the libFuzzer targets in Fuzz/ found (each is also in that target's seed corpus), kept here so
 /// that `make test` guards the fixes without a fuzzing toolchain.

@@ -2,6 +2,12 @@ import Foundation
 import Testing
 
 @testable import Newsstand
+@testable import NewsstandCore
+@testable import NewsstandArchive
+@testable import NewsstandCatalog
+@testable import NewsstandDownload
+@testable import NewsstandFeeds
+@testable import NewsstandSubscriptions
 
 @Suite(.timeLimit(.minutes(5))) struct IssueDateTests {
     @Test(arguments: ["2026-11-20", "2024-02-29", "0001-01-01", "9999-12-31"])

@@ -1,6 +1,12 @@
 import Testing
 
 @testable import Newsstand
+@testable import NewsstandCore
+@testable import NewsstandArchive
+@testable import NewsstandCatalog
+@testable import NewsstandDownload
+@testable import NewsstandFeeds
+@testable import NewsstandSubscriptions
 
 /// The accounting of `--limit-rate`, on a clock the test drives (no timing).
 @Suite struct RateLimiterTests {

@@ -1,6 +1,12 @@
 import Testing
 
 @testable import Newsstand
+@testable import NewsstandCore
+@testable import NewsstandArchive
+@testable import NewsstandCatalog
+@testable import NewsstandDownload
+@testable import NewsstandFeeds
+@testable import NewsstandSubscriptions
 
 @Suite(.timeLimit(.minutes(5))) struct SafePathComponentTests {
     static let hostile: [String] = [

@@ -2,6 +2,12 @@ import Foundation
 import Testing
 
 @testable import Newsstand
+@testable import NewsstandCore
+@testable import NewsstandArchive
+@testable import NewsstandCatalog
+@testable import NewsstandDownload
+@testable import NewsstandFeeds
+@testable import NewsstandSubscriptions
 
 /// The plan alone: splitting, resuming and checking answers, with no network.
 @Suite struct SegmentPlanTests {

@@ -1,0 +1,115 @@
+// `struct stat` reaches Swift through the shim module.
+internal import CSystemShims
+import Foundation
+import NewsstandCore
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Keeping the derived index: appending, compacting, rebuilding from the records.
+extension Catalog {
+    /// Appends whole lines to the index and flushes them. A missing index, or one whose last line a
+    /// power cut tore, is rebuilt from the records instead (which then include this change). When the
+    /// journal has grown past twice its live size, it is compacted.
+    func appendToIndex(_ bytes: [UInt8]) throws {
+        let path = layout.index
+        guard let fd = try POSIX.openIfExists(path, O_RDWR | O_APPEND) else {
+            try rebuildIndex()
+            return
+        }
+        defer { _ = close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { throw NewsstandError.posix(errno, "cannot read", path: path) }
+        if info.st_size > 0 {
+            var last: UInt8 = 0
+            let n = withUnsafeMutableBytes(of: &last) { pread(fd, $0.baseAddress, 1, off_t(info.st_size - 1)) }
+            if n != 1 || last != 0x0A {
+                try rebuildIndex()
+                return
+            }
+        }
+        guard !bytes.isEmpty else { return }
+        try bytes.withUnsafeBytes { try POSIX.writeAll(fd, $0, path: path) }
+        if durable { try POSIX.call("cannot flush", path: path) { fdatasync(fd) } }
+        if let reader = try CatalogIndexReader(path: path) {
+            let sizes = try reader.sizes()
+            if sizes.file > 2 * sizes.live + compactionSlack { try compactIndex(reader) }
+        }
+    }
+
+    /// Rewrites the index with only the latest line of each live issue.
+    private func compactIndex(_ reader: CatalogIndexReader) throws {
+        let entries = try reader.liveEntries()
+        try writeIndex(to: layout.index) { emit in
+            var buffer: [UInt8] = []
+            for entry in entries {
+                try reader.lineBytes(entry, into: &buffer)
+                try emit(buffer)
+            }
+        }
+    }
+
+    /// Rebuilds the index from every record: what `verify --repair` does, and what a missing or torn
+    /// index gets automatically.
+    func rebuildIndex(digits: Int? = nil) throws {
+        let digits = try digits ?? currentDigits()
+        try writeIndex(to: layout.index) { emit in
+            var lines = JSONWriter(capacity: 1 << 20)
+            try forEachRecord(digits: digits) { key, issue in
+                CatalogIndex.line(key: key, issue: issue, into: &lines)
+                if lines.bytes.count > 1 << 20 {
+                    try emit(lines.bytes)
+                    lines.removeAll()
+                }
+            }
+            try emit(lines.bytes)
+        }
+    }
+
+    /// Calls `body` with every record in key order. A damaged bucket stops the walk with its error.
+    func forEachRecord(digits: Int, _ body: (String, Issue) throws -> Void) throws {
+        try forEachBucket(digits: digits) { bucket in
+            for (key, issue) in try bucket.issues().sorted(by: { $0.key < $1.key }) { try body(key, issue) }
+        }
+    }
+
+    /// Calls `body` with every bucket file of depth `digits`, in key order.
+    func forEachBucket(digits: Int, _ body: (CatalogBucket) throws -> Void) throws {
+        let folder = layout.records(digits: digits)
+        let names = ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).sorted()
+        for name in names where name.hasSuffix(".jsonl") && !name.hasPrefix(".") {
+            try body(try CatalogBucket.load("\(folder)/\(name)"))
+        }
+    }
+
+    /// Writes a whole index file through `fill` and moves it into place atomically. The header's
+    /// `liveBytes` is written last, into room left for it.
+    func writeIndex(to path: String, _ fill: (_ emit: ([UInt8]) throws -> Void) throws -> Void) throws {
+        let temporary = "\(path).tmp-\(getpid())"
+        let fd = try POSIX.open(temporary, O_WRONLY | O_CREAT | O_TRUNC)
+        var closed = false
+        defer {
+            if !closed {
+                _ = close(fd)
+                _ = unlink(temporary)
+            }
+        }
+        let placeholder = [UInt8](repeating: 0x20, count: 47) + [0x0A]
+        try placeholder.withUnsafeBytes { try POSIX.writeAll(fd, $0, path: temporary) }
+        var live = 0
+        try fill { bytes in
+            live += bytes.count
+            try bytes.withUnsafeBytes { try POSIX.writeAll(fd, $0, path: temporary) }
+        }
+        var header = CatalogIndex.header(liveBytes: live)
+        header.removeLast()
+        header += [UInt8](repeating: 0x20, count: max(0, placeholder.count - 1 - header.count)) + [0x0A]
+        _ = header.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) }
+        if durable { try POSIX.fsync(fd, path: temporary) }
+        closed = true
+        _ = close(fd)
+        try POSIX.rename(temporary, path)
+        if durable { try POSIX.fsyncDirectory((path as NSString).deletingLastPathComponent) }
+    }
+}

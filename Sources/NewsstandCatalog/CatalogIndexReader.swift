@@ -1,0 +1,163 @@
+internal import CSystemShims  // `struct stat` and its members (<sys/stat.h>)
+import NewsstandCore
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Reads the index file from an open descriptor in chunks, so that memory follows the number of
+/// live issues, not the size of the journal. Blocking.
+package final class CatalogIndexReader {
+    package let path: String
+    private let fd: Int32
+
+    /// Opens the index, or returns nil when there is none.
+    init?(path: String) throws {
+        guard let fd = try POSIX.openIfExists(path, O_RDONLY) else { return nil }
+        self.path = path
+        self.fd = fd
+    }
+
+    deinit { _ = close(fd) }
+
+    /// The index's size and the `liveBytes` of its header (0 when it has none).
+    func sizes() throws -> (file: Int, live: Int) {
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { throw NewsstandError.posix(errno, "cannot read", path: path) }
+        var head = [UInt8](repeating: 0, count: 128)
+        let n = head.withUnsafeMutableBytes { pread(fd, $0.baseAddress, 128, 0) }
+        var live = 0
+        if n > 0, let newline = head[0..<n].firstIndex(of: 0x0A) {
+            let line = head[0..<newline]
+            if case .header(let bytes)? = try? line.withUnsafeBufferPointer({ try CatalogIndex.parse($0, offset: 0) }) {
+                live = bytes
+            }
+        }
+        return (Int(info.st_size), live)
+    }
+
+    /// Calls `body` for every complete line in file order. A last line without a newline is skipped: an
+    /// append still under way (or one a power cut tore, which the next writer repairs).
+    /// - Returns: Whether the file ended in such a torn line.
+    @discardableResult
+    func forEachLine(_ body: (CatalogIndex.Line) throws -> Void) throws -> Bool {
+        var buffer = [UInt8](repeating: 0, count: 1 << 22)
+        var filled = 0
+        var fileOffset = 0  // of buffer[0]
+        while true {
+            if filled == buffer.count { buffer.append(contentsOf: repeatElement(0, count: buffer.count)) }
+            let n = buffer.withUnsafeMutableBytes { raw in
+                pread(fd, raw.baseAddress.map { $0 + filled }, raw.count - filled, off_t(fileOffset + filled))
+            }
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw NewsstandError.posix(errno, "cannot read", path: path)
+            }
+            if n == 0 { return filled > 0 }
+            filled += n
+            var start = 0
+            try buffer.withUnsafeBufferPointer { all in
+                while let newline = Self.newline(in: all, from: start, to: filled) {
+                    let line = UnsafeBufferPointer(rebasing: all[start..<newline])
+                    do {
+                        try body(try CatalogIndex.parse(line, offset: fileOffset + start))
+                    } catch let error as JSONSyntaxError {
+                        throw NewsstandError(
+                            .manifestUnreadable,
+                            "\(path) is damaged at byte \(fileOffset + start + error.offset) (\(error.reason)); run `issues verify --repair` to rebuild it from the issue records",
+                            underlying: error)
+                    }
+                    start = newline + 1
+                }
+            }
+            buffer.withUnsafeMutableBytes { raw in
+                if start > 0, let base = raw.baseAddress {
+                    memmove(base, base + start, filled - start)
+                }
+            }
+            filled -= start
+            fileOffset += start
+        }
+    }
+
+    /// The latest line of every issue still listed, in no particular order.
+    package func liveEntries() throws -> [CatalogIndex.Entry] {
+        var entries: [CatalogIndex.Entry] = []
+        var position: [CatalogIndex.Key: Int] = [:]
+        // About 800 bytes a line for an issue with two assets: sized once instead of grown and rehashed.
+        let estimate = try sizes().file / 800
+        entries.reserveCapacity(estimate)
+        position.reserveCapacity(estimate)
+        var removed = 0
+        try forEachLine { line in
+            switch line {
+            case .header: break
+            case .issue(let entry):
+                if let at = position[entry.key] {
+                    entries[at] = entry
+                } else {
+                    position[entry.key] = entries.count
+                    entries.append(entry)
+                }
+            case .removed(let key):
+                if let at = position.removeValue(forKey: key) {
+                    // Marked by a negative length and dropped below: cheaper than shifting the array.
+                    entries[at].lineLength = -1
+                    removed += 1
+                }
+            }
+        }
+        return removed == 0 ? entries : entries.filter { $0.lineLength >= 0 }
+    }
+
+    /// The live entries with `status` (all when nil), newest date first, then by name.
+    package func sortedEntries(status: Issue.Status? = nil) throws -> [CatalogIndex.Entry] {
+        try sorted(status: status) { $0 }
+    }
+
+    /// `transform` of each live entry with `status` (all when nil), newest date first, then by name.
+    /// Sorts positions by a precomputed day number, so that 100,000 entries are never moved whole, and
+    /// maps straight from them (no sorted copy of the entries is held beside the result).
+    package func sorted<T>(status: Issue.Status? = nil, _ transform: (CatalogIndex.Entry) -> T) throws -> [T] {
+        let entries = try liveEntries()
+        var order = entries.indices.filter { status == nil || entries[$0].summary.status == status }
+        let days = entries.map { Int32($0.summary.date.year * 10_000 + $0.summary.date.month * 100 + $0.summary.date.day) }
+        order.sort { a, b in
+            days[a] != days[b] ? days[a] > days[b] : entries[a].summary.name < entries[b].summary.name
+        }
+        return order.map { transform(entries[$0]) }
+    }
+
+    /// The bytes of one entry's record.
+    package func recordBytes(_ entry: CatalogIndex.Entry, into buffer: inout [UInt8]) throws {
+        try read(offset: entry.recordOffset, length: Int(entry.recordLength), into: &buffer)
+    }
+
+    /// The bytes of one entry's whole line, newline included.
+    func lineBytes(_ entry: CatalogIndex.Entry, into buffer: inout [UInt8]) throws {
+        try read(offset: entry.lineOffset, length: Int(entry.lineLength), into: &buffer)
+    }
+
+    private func read(offset: Int, length: Int, into buffer: inout [UInt8]) throws {
+        buffer.removeAll(keepingCapacity: true)
+        buffer.append(contentsOf: repeatElement(0, count: length))
+        var done = 0
+        while done < length {
+            let n = buffer.withUnsafeMutableBytes { raw in
+                pread(fd, raw.baseAddress.map { $0 + done }, length - done, off_t(offset + done))
+            }
+            if n < 0, errno == EINTR { continue }
+            guard n > 0 else {
+                throw NewsstandError(.manifestUnreadable, "\(path) ended inside a record; run `issues verify --repair`")
+            }
+            done += n
+        }
+    }
+
+    private static func newline(in buffer: UnsafeBufferPointer<UInt8>, from: Int, to: Int) -> Int? {
+        guard from < to, let base = buffer.baseAddress,
+            let found = memchr(base + from, 0x0A, to - from)
+        else { return nil }
+        return base.distance(to: found.assumingMemoryBound(to: UInt8.self))
+    }
+}

@@ -1,0 +1,68 @@
+import Foundation
+import NewsstandCore
+
+/// `verify`'s check of the library's own working files: what a killed download, unpack or removal
+/// left behind. A file whose download or unpack is in flight (its lock held, in any process) is never
+/// touched.
+extension CatalogVerifier {
+    func checkLeftovers(issues: [String: Issue]) throws {
+        var assets: [String: (issue: Issue, asset: AssetDownload)] = [:]
+        var folders: Set<String> = []
+        for issue in issues.values {
+            folders.insert(issue.folderName)
+            for asset in issue.assets { assets[asset.id] = (issue, asset) }
+        }
+        let pending = Set(try catalog.pendingMarkers().map(\.id))
+        /// Whether the files of download `id` still serve a download that `resume` will continue.
+        func isLive(_ id: String) -> Bool {
+            guard pending.contains(id), let owner = assets[id] else { return false }
+            return !owner.asset.isComplete && !owner.issue.isBeingRemoved
+        }
+
+        for name in Self.names(in: layout.downloads) where !LibraryLayout.isSharedDownloadFile(name) {
+            let id = String(name.prefix { $0 != "." })
+            if AssetLock.isHeld(id, layout: layout) || isLive(id) { continue }
+            let path = "\(layout.downloads)/\(name)"
+            note(.staleFile, path, "a download file that no download will use (\(Self.describe(id, assets)))") {
+                try POSIX.unlinkIfPresent(path)
+            }
+        }
+        for name in Self.names(in: layout.staging) {
+            let path = "\(layout.staging)/\(name)"
+            if name.hasSuffix(".lock") {
+                let folder = String(name.dropLast(5))
+                if folders.contains(folder) || FileLock.isHeld(path: path) { continue }
+                note(.staleFile, path, "the lock file of a folder no issue has") { try POSIX.unlinkIfPresent(path) }
+            } else {
+                if AssetLock.isHeld(name, layout: layout) { continue }
+                note(
+                    .staleFile, path,
+                    "the staging folder of an unpack that was cut short (\(Self.describe(name, assets)))"
+                ) {
+                    try TreeRemover.remove(path)
+                }
+            }
+        }
+        for name in Self.names(in: layout.trash) {
+            let path = "\(layout.trash)/\(name)"
+            note(.staleFile, path, "the folder of a removed issue, left in the trash by a removal that was cut short") {
+                try TreeRemover.remove(path)
+            }
+        }
+        for name in Self.names(in: layout.contentRecords) where name.hasSuffix(".json") && !name.hasPrefix(".") {
+            let id = String(name.dropLast(5))
+            guard assets[id] == nil else { continue }
+            let path = layout.contentRecord(id)
+            note(.staleFile, path, "the content record of an asset that is gone") { try POSIX.unlinkIfPresent(path) }
+        }
+    }
+
+    private static func names(in folder: String) -> [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).sorted()
+    }
+
+    private static func describe(_ id: String, _ assets: [String: (issue: Issue, asset: AssetDownload)]) -> String {
+        guard let owner = assets[id] else { return "asset \(id), which no issue has" }
+        return "asset \(id) of \(owner.issue.name.debugDescription) (\(owner.asset.state.rawValue))"
+    }
+}

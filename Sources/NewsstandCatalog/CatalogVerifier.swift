@@ -1,0 +1,212 @@
+import Foundation
+import NewsstandCore
+
+/// The checks behind ``Library/verify(repair:)``, run under the catalog lock.
+package final class CatalogVerifier {
+    let catalog: Catalog
+    package let layout: LibraryLayout
+    let repair: Bool
+    let options: VerifyOptions
+    let names: [String]?
+    package var report = VerifyReport()
+
+    package init(catalog: Catalog, layout: LibraryLayout, options: VerifyOptions, names: [String]? = nil) {
+        self.catalog = catalog
+        self.layout = layout
+        self.repair = options.repair
+        self.options = options
+        self.names = names
+    }
+
+    package func run() throws -> VerifyReport {
+        if POSIX.exists(layout.intent) {
+            note(.interruptedChange, layout.intent, "a change was cut short; its index lines are out of step") {
+                try catalog.recover()
+            }
+        }
+        let digits = try catalog.currentDigits()
+        var issues: [String: Issue] = [:]
+        var claims: [String: String] = [:]
+        try catalog.forEachBucket(digits: digits) { bucket in
+            for (key, issue) in try bucket.issues() { issues[key] = issue }
+            for (key, owner) in bucket.claims() { claims[key] = owner }
+        }
+        report.issuesChecked = issues.count
+        var selected: Set<String>?
+        if let names {
+            selected = []
+            for name in names {
+                let key = Catalog.key(for: name)
+                guard let issue = issues[key], issue.name == name else {
+                    throw NewsstandError(.issueNotFound, "no issue named \(name.debugDescription) in \(layout.root)")
+                }
+                selected?.insert(key)
+            }
+        }
+        try checkIndex(against: issues)
+        try checkPending(against: issues)
+        try checkFolders(of: issues, claims: claims, selected: selected)
+        try checkTemporaries(digits: digits)
+        try checkContent(of: issues, selected: selected)
+        try checkLeftovers(issues: issues)
+        return report
+    }
+
+    /// Records a problem that only a person can resolve.
+    package func note(_ kind: VerifyReport.Problem.Kind, _ path: String, _ detail: String) {
+        report.problems.append(.init(kind: kind, path: path, detail: detail, repaired: false))
+    }
+
+    /// Records a problem, fixing it first when repairing (or when `when` says so).
+    package func note(
+        _ kind: VerifyReport.Problem.Kind, _ path: String, _ detail: String, when: Bool? = nil,
+        fix: () throws -> Void
+    ) {
+        var repaired = false
+        if when ?? repair {
+            do {
+                try fix()
+                repaired = true
+            } catch {
+                report.problems.append(.init(kind: kind, path: path, detail: "\(detail) (repair failed: \(error))", repaired: false))
+                return
+            }
+            CrashPoint.reached("repair-step")
+        }
+        report.problems.append(.init(kind: kind, path: path, detail: detail, repaired: repaired))
+    }
+
+    private func checkIndex(against issues: [String: Issue]) throws {
+        var differing = 0
+        var unreadable: String?
+        do {
+            if let reader = try CatalogIndexReader(path: layout.index) {
+                var seen = Set<String>()
+                var buffer: [UInt8] = []
+                for entry in try reader.liveEntries() {
+                    seen.insert(entry.key.text)
+                    try reader.recordBytes(entry, into: &buffer)
+                    let indexed = try? buffer.withUnsafeBufferPointer { try IssueRecord.decode($0, path: reader.path) }
+                    if let issue = issues[entry.key.text], indexed == issue, entry.summary == IssueSummary(issue) {
+                        continue
+                    }
+                    differing += 1
+                }
+                differing += issues.keys.filter { !seen.contains($0) }.count
+            } else {
+                unreadable = "the index is missing"
+            }
+        } catch let error as NewsstandError {
+            unreadable = error.message
+        }
+        if let unreadable {
+            note(.indexOutOfStep, layout.index, unreadable) { try catalog.rebuildIndex() }
+        } else if differing > 0 {
+            note(.indexOutOfStep, layout.index, "\(differing) issue(s) in the index differ from their records") {
+                try catalog.rebuildIndex()
+            }
+        }
+    }
+
+    private func checkPending(against issues: [String: Issue]) throws {
+        for marker in try catalog.pendingMarkers() {
+            let asset = issues[marker.key]?.assets.first { $0.id == marker.id }
+            guard asset == nil || asset?.isComplete == true else { continue }
+            let path = layout.pendingMarker(marker.id)
+            note(.stalePendingDownload, path, "the saved download \(marker.id) points to no unfinished asset") {
+                try catalog.removeMarkers([marker.id])
+            }
+        }
+        for anchor in catalog.strayAnchors() {
+            note(.stalePendingDownload, anchor, "the anchor of an issue with no saved download left") {
+                try POSIX.unlinkIfPresent(anchor)
+            }
+        }
+    }
+
+    private func checkFolders(of issues: [String: Issue], claims: [String: String], selected: Set<String>?) throws {
+        var owned = Set<String>()
+        var expected: [String: String] = [:]  // folder key → issue key
+        for (key, issue) in issues.sorted(by: { $0.key < $1.key }) {
+            owned.insert(issue.folderName)
+            let folderKey = Catalog.folderKey(issue.folderName)
+            expected[folderKey] = key
+            if claims[folderKey] != key {
+                let folder = issue.folderName
+                note(.staleFolderClaim, layout.catalog, "the folder name \(folder.debugDescription) is not claimed by its issue") {
+                    try catalog.writeHoldingLock { $0.setClaim(folderKey, owner: key) }
+                }
+            }
+            let folder = layout.contentFolder(issue.folderName)
+            if issue.isBeingRemoved {
+                note(.interruptedRemoval, folder, "the removal of \(issue.name.debugDescription) was cut short") {
+                    let outcome = try IssueRemoval(catalog: catalog, layout: layout, catalogLocked: true)
+                        .remove([issue], markFirst: false)
+                    if !outcome.spared.isEmpty {
+                        throw NewsstandError(.io, "a download of \(issue.name.debugDescription) is still in flight")
+                    }
+                }
+            } else if selected?.contains(key) ?? true, issue.assets.contains(where: \.isComplete),
+                !POSIX.exists(folder), !isInFlight(issue)
+            {
+                note(.missingContent, folder, "the content folder of \(issue.name.debugDescription) is missing") {
+                    try requeue(issue, assets: Set(issue.assets.filter(\.isComplete).map(\.id)))
+                }
+            }
+        }
+        for (folderKey, owner) in claims.sorted(by: { $0.key < $1.key }) where expected[folderKey] != owner {
+            if expected[folderKey] != nil { continue }  // re-pointed above
+            note(.staleFolderClaim, layout.catalog, "a folder name claim (\(folderKey)) that no issue owns") {
+                try catalog.writeHoldingLock { $0.setClaim(folderKey, owner: nil) }
+            }
+        }
+        for name in ((try? FileManager.default.contentsOfDirectory(atPath: layout.root)) ?? []).sorted()
+        where !name.hasPrefix(".") && !LibraryLayout.isReserved(name) && !owned.contains(name) {
+            noteOrphan(layout.contentFolder(name), "no issue owns \(name.debugDescription)")
+        }
+    }
+
+    /// Puts the named complete assets of `issue` back to pending, so the next download fetches them again.
+    func requeue(_ issue: Issue, assets ids: Set<String>) throws {
+        try catalog.writeHoldingLock { changes in
+            guard var current = try changes.issue(named: issue.name) else { return }
+            for index in current.assets.indices
+            where current.assets[index].isComplete && ids.contains(current.assets[index].id) {
+                current.assets[index].state = .pending
+                current.assets[index].receivedBytes = 0
+                current.assets[index].fileName = nil
+                current.assets[index].error = nil
+                // In the saved list too, so that `resume` fetches it as well as `download`.
+                changes.markPending(current.assets[index].id, issueNamed: current.name)
+            }
+            try changes.put(current)
+        }
+    }
+
+    private func checkTemporaries(digits: Int) throws {
+        let folders = [layout.root, layout.catalog, layout.records(digits: digits), layout.contentRecords, layout.pending]
+        for folder in folders {
+            for name in ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).sorted()
+            where name.contains(".tmp-") {
+                let path = "\(folder)/\(name)"
+                note(.staleTemporaryFile, path, "a temporary file left by a killed writer") {
+                    try POSIX.unlinkIfPresent(path)
+                }
+            }
+        }
+        for folder in catalog.staleBucketFolders(current: digits) {
+            note(.staleTemporaryFile, folder, "bucket folders of a split that was cut short") {
+                try TreeRemover.remove(folder)
+            }
+        }
+        if POSIX.exists(layout.catalogUpgrade) {
+            note(.staleTemporaryFile, layout.catalogUpgrade, "an upgrade that never committed") {
+                try TreeRemover.remove(layout.catalogUpgrade)
+            }
+        }
+    }
+}
+
+#if canImport(Glibc)
+    import Glibc
+#endif

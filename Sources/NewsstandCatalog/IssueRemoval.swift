@@ -1,0 +1,133 @@
+import NewsstandCore
+/// Removes a batch of issues in the order of ``Library/removeIssue(named:)``, for `prune` and for
+/// `verify --repair` (which finishes removals a crash cut short). Blocking.
+///
+/// 1. Each issue's lock and every asset's download lock are taken without waiting; an issue whose
+///    lock is held elsewhere is in flight and spared. Holding them, no download or unpack can start
+///    on these issues and nothing can be placed into their folders.
+/// 2. One catalog change marks them as being removed (still listed: a crash from here on leaves them
+///    for `verify --repair` or `remove` to finish). A record that became pinned meanwhile is spared.
+/// 3. What each takes on disk is measured: the exact bytes its removal frees.
+/// 4. A second change moves their content folders into `.trash/` (one rename each, inside the change)
+///    and deletes their records and saved downloads, so a folder name is never free on disk while a
+///    record still claims it.
+/// 5. Their download files, staging folders, content records and lock files are deleted, and the
+///    trash emptied (what a crash leaves there, `verify --repair` and the next download run sweep).
+package struct IssueRemoval {
+    /// Issues per batch: each holds two descriptors (its folder's lock, its assets' locks) until its batch is done.
+    package static let batchSize = 128
+
+    let catalog: Catalog
+    let layout: LibraryLayout
+    /// Whether the caller already holds the catalog lock (`verify --repair`).
+    var catalogLocked = false
+
+    package struct Outcome {
+        package var removed: [(issue: Issue, bytes: Int64)] = []
+        package var spared: [(issue: Issue, protection: PruneReport.Protection)] = []
+    }
+
+    /// What `issue` takes on disk: its content folder, its assets' partial, finished and resume files,
+    /// and their staging folders (all of which its removal deletes).
+    package static func bytesOnDisk(of issue: Issue, layout: LibraryLayout) -> Int64 {
+        var paths = [layout.contentFolder(issue.folderName)]
+        for asset in issue.assets {
+            paths += [
+                layout.partialFile(asset.id), layout.completedFile(asset.id), layout.resumeRecord(asset.id),
+                layout.stagingFolder(asset.id),
+            ]
+        }
+        return DiskUsage.bytes(of: paths)
+    }
+
+    private func write<T>(_ body: (inout CatalogChanges) throws -> T) throws -> T {
+        catalogLocked ? try catalog.writeHoldingLock(body) : try catalog.write(body)
+    }
+
+    /// Removes `issues`.
+    /// - Parameter markFirst: Mark them as being removed first (prune). Without it only issues already
+    ///   marked are removed (finishing interrupted removals); the others are left alone.
+    package func remove(_ issues: [Issue], markFirst: Bool) throws -> Outcome {
+        var outcome = Outcome()
+        try POSIX.makeDirectory(layout.downloads)
+        try POSIX.makeDirectory(layout.staging)
+        try POSIX.makeDirectory(layout.trash)
+        var locks: [FileLock] = []
+        var assetLocks: [AssetLock] = []
+        var lockedNames: [String] = []
+        for issue in issues {
+            guard let issueLock = try FileLock.try(path: layout.issueLock(issue.folderName)) else {
+                outcome.spared.append((issue, .inFlight))
+                continue
+            }
+            // Every asset's lock on one descriptor: an issue costs two, however many assets it has.
+            guard let held = try AssetLock.try(all: issue.assets.map(\.id), layout: layout) else {
+                outcome.spared.append((issue, .inFlight))
+                continue
+            }
+            locks.append(issueLock)
+            assetLocks.append(held)
+            lockedNames.append(issue.name)
+        }
+        defer { withExtendedLifetime((locks, assetLocks)) {} }
+        guard !lockedNames.isEmpty else { return outcome }
+
+        let marked = try write { changes -> [Issue] in
+            var marked: [Issue] = []
+            for name in lockedNames {
+                guard var current = try changes.issue(named: name) else { continue }
+                if !current.isBeingRemoved {
+                    guard markFirst else { continue }
+                    if current.isPinned {
+                        outcome.spared.append((current, .pinned))
+                        continue
+                    }
+                    current.isBeingRemoved = true
+                    try changes.put(current)
+                }
+                marked.append(current)
+            }
+            return marked
+        }
+        CrashPoint.reached("prune-marked")
+        let sizes = marked.map { IssueRemoval.bytesOnDisk(of: $0, layout: layout) }
+        var trashed: [String] = []
+        try write { changes in
+            for issue in marked {
+                let content = layout.contentFolder(issue.folderName)
+                guard POSIX.exists(content) else { continue }
+                let target = "\(layout.trash)/\(issue.folderName)-\(UInt32.random(in: 0...UInt32.max))"
+                try POSIX.rename(content, target)
+                trashed.append(target)
+            }
+            CrashPoint.reached("prune-trashed")
+            for issue in marked {
+                try changes.delete(named: issue.name)
+                for asset in issue.assets { changes.clearPending(asset.id) }
+            }
+        }
+        CrashPoint.reached("prune-deleted")
+        for (issue, bytes) in zip(marked, sizes) {
+            for asset in issue.assets {
+                // This process holds the asset's lock, so its files are no one else's.
+                for path in [
+                    layout.partialFile(asset.id), layout.completedFile(asset.id), layout.resumeRecord(asset.id),
+                    layout.contentRecord(asset.id), layout.legacyAssetLock(asset.id),
+                ] {
+                    try POSIX.unlinkIfPresent(path)
+                }
+                try TreeRemover.remove(layout.stagingFolder(asset.id))
+            }
+            try POSIX.unlinkIfPresent(layout.issueLock(issue.folderName))
+            outcome.removed.append((issue, bytes))
+        }
+        for path in trashed { try TreeRemover.remove(path) }
+        return outcome
+    }
+
+    package init(catalog: NewsstandCatalog.Catalog, layout: NewsstandCore.LibraryLayout, catalogLocked: Bool = false) {
+        self.catalog = catalog
+        self.layout = layout
+        self.catalogLocked = catalogLocked
+    }
+}

@@ -1,0 +1,85 @@
+import Foundation
+
+/// Something that happened to one asset's download, as read by the body of
+/// ``Library/download(issues:options:isolation:_:)`` or ``Library/resumeDownloads(options:isolation:_:)``.
+public struct DownloadEvent: Sendable {
+    /// What happened.
+    public enum Kind: Sendable {
+        /// A request is going out; `resumingFrom` bytes are already on disk.
+        case started(resumingFrom: Int64, expectedBytes: Int64?)
+        /// Bytes arrived. Reported a few times a second, not per chunk, and once more at 100 % when a
+        /// transfer completes (`receivedBytes == expectedBytes`, the file's whole size).
+        case progress(receivedBytes: Int64, expectedBytes: Int64?, bytesPerSecond: Double)
+        /// An attempt failed and will be retried after `delay`.
+        case retrying(attempt: Int, delay: Duration, reason: String)
+        /// The archive is being unpacked into the issue's folder.
+        case unpacking
+        /// The asset is complete (downloaded and placed, or unpacked); its `fileURL` says where it is.
+        case finished(AssetDownload)
+        /// The asset gave up; the error is also kept in the manifest.
+        case failed(NewsstandError)
+        /// Another process holds this asset's download; this run leaves it alone.
+        case skipped(reason: String)
+    }
+
+    /// The asset's identifier.
+    public var assetID: String
+    /// The name of the asset's issue.
+    public var issueName: String
+    /// The asset's URL.
+    public var url: URL
+    /// What happened.
+    public var kind: Kind
+
+    package init(assetID: String, issueName: String, url: URL, kind: Kind) {
+        self.assetID = assetID
+        self.issueName = issueName
+        self.url = url
+        self.kind = kind
+    }
+}
+
+/// The outcome of a download run.
+public struct DownloadSummary: Sendable, Hashable {
+    /// Identifiers of assets that completed in this run.
+    public var finished: [String] = []
+    /// Identifiers of assets that failed, with their error text.
+    public var failed: [String: String] = [:]
+    /// Identifiers left alone because another process is downloading them.
+    public var skipped: [String] = []
+    /// Identifiers left in the saved list because the run was cancelled.
+    public var interrupted: [String] = []
+    /// Bytes received over the network in this run.
+    public var bytesReceived: Int64 = 0
+
+    public init() {}
+}
+
+/// How a download run behaves.
+public struct DownloadOptions: Sendable, Hashable {
+    /// How many assets download at once, across all issues.
+    public var jobs: Int
+    /// Keep an archive in the content folder after unpacking it.
+    public var keepArchives: Bool
+    /// The most bytes per second the whole run receives, across all its transfers (`nil`: no limit).
+    /// Held over windows of a few seconds, by reading more slowly rather than buffering.
+    public var rateLimit: Int64?
+    /// How many connections one large asset may be fetched over, one byte range each. `nil` (the default)
+    /// is automatic: an asset whose first response announces at least 64 MiB, from a server that honours
+    /// ranges and names its version (a strong ETag or Last-Modified, sent back in `If-Range`), is measured
+    /// over its first 300 ms and, only if that connection is capped, continues from there in up to 4
+    /// ranges, with no request spent to find out. A number asks for that many (1: off) for assets
+    /// of at least 8 MiB, with one request for the first byte to learn the size. Either way the ranges
+    /// after the first open only when the first connection turns out to be capped, so an uncapped server
+    /// keeps one connection; any disagreement between the ranges starts over on one connection. A
+    /// segmented asset takes one of the `jobs` slots, and its ranges resume after a crash whatever this is.
+    public var segments: Int?
+
+    /// Creates options.
+    public init(jobs: Int = 4, keepArchives: Bool = false, rateLimit: Int64? = nil, segments: Int? = nil) {
+        self.jobs = max(1, jobs)
+        self.keepArchives = keepArchives
+        self.rateLimit = rateLimit.map { max(1, $0) }
+        self.segments = segments.map { min(max(1, $0), 16) }
+    }
+}

@@ -1,0 +1,74 @@
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// An exclusive advisory lock (`flock`) on a file, held for the life of the value and released when it is
+/// destroyed (closing the descriptor releases it; the kernel also drops it if the process dies).
+///
+/// The library's and each issue's lock are waited for (``init(path:)``): they serialise catalog writers and
+/// the placing of content across processes. An asset's lock is only tried (``try(path:)``): a download that
+/// finds it held leaves that asset to the process holding it. Each holder opens its own descriptor, so two
+/// threads of one process exclude each other too.
+///
+/// A class, not a `~Copyable` struct, so that a lock taken by ``runBlocking(_:)`` can be handed back out of it.
+/// Blocking: call both off the Swift concurrency pool.
+package final class FileLock: Sendable {
+    private let fd: Int32
+
+    /// Opens (creating) `path` and waits until the exclusive lock is held.
+    ///
+    /// - Throws: ``NewsstandError`` naming `path` when it cannot be opened or locked.
+    package init(path: String) throws {
+        let fd = try POSIX.open(path, O_RDWR | O_CREAT)
+        do {
+            try POSIX.call("cannot lock", path: path) { flock(fd, LOCK_EX) }
+        } catch {
+            _ = close(fd)
+            throw error
+        }
+        self.fd = fd
+    }
+
+    private init(descriptor: Int32) {
+        fd = descriptor
+    }
+
+    /// Opens (creating) `path` and takes the exclusive lock if no one holds it, without waiting.
+    ///
+    /// - Returns: The lock, or nil when another holder has it.
+    /// - Throws: ``NewsstandError`` naming `path` when it cannot be opened or locked.
+    package static func `try`(path: String) throws -> FileLock? {
+        let fd = try POSIX.open(path, O_RDWR | O_CREAT)
+        do {
+            let held = try POSIX.call("cannot lock", path: path, unlessFailingWith: EWOULDBLOCK) {
+                flock(fd, LOCK_EX | LOCK_NB)
+            }
+            guard held != nil else {
+                _ = close(fd)
+                return nil
+            }
+        } catch {
+            _ = close(fd)
+            throw error
+        }
+        return FileLock(descriptor: fd)
+    }
+
+    /// Whether someone (another process, or another descriptor in this one) holds the lock on `path`,
+    /// without creating the file or keeping the lock: a missing file is not held. For dry runs and
+    /// reports, which must change nothing.
+    package static func isHeld(path: String) -> Bool {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return false }
+        defer { _ = close(fd) }
+        while true {
+            if flock(fd, LOCK_EX | LOCK_NB) == 0 { return false }  // closing the descriptor releases it
+            if errno == EINTR { continue }
+            return errno == EWOULDBLOCK
+        }
+    }
+
+    deinit {
+        _ = close(fd)
+    }
+}

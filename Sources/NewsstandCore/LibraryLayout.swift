@@ -1,0 +1,94 @@
+/// Where each thing lives inside a library folder. Internal folders start with a dot, and issue
+/// folder names never do, so the two can never collide.
+///
+/// ```
+/// library.json                 {"version": 3, "bucketDigits": N, …}: the format marker (version 1 held everything)
+/// .catalog/issues-N/<hex>.jsonl the issue records and folder claims whose keys start with <hex> (N digits):
+///                              the source of truth
+/// .catalog/index.jsonl         one line per change, newest wins: derived, rebuilt from the records
+/// .catalog/pending/<asset id>  a hard link to .catalog/pending/.issue-<key>, a file holding the issue's key
+///                              (or, as earlier versions made it, a symlink to the key): the saved download list
+/// .catalog/intent              only while a change is being written: the keys it touches (between changes
+///                              the same file waits as .catalog/.intent-spare)
+/// .catalog/subscriptions/<id>.json one subscription: its feed, options, validators and the items seen
+/// .sync/<id>.json              when a subscription was last checked and the outcome (not catalog)
+/// .catalog/content/<asset id>.json  what an unpacked asset placed (paths, sizes): for `verify`
+/// .downloads/ .staging/ .trash/ partial downloads, extraction folders, removed folders on their way out
+/// .downloads/asset-locks       one byte locked per asset in flight (never deleted)
+/// .downloads/.spare-record-<n> an emptied resume record, renamed into place for a later download
+/// <issue folder>/              one content folder per issue
+/// ```
+package struct LibraryLayout: Sendable, Hashable {
+    package let root: String
+
+    /// The format marker (version 3), or a whole version-1 catalog waiting to be upgraded.
+    package var manifest: String { root + "/library.json" }
+    /// The copy of a version-1 `library.json` kept until its upgrade has committed.
+    package var manifestBackup: String { root + "/library.json.v1" }
+    package var lockFile: String { root + "/.lock" }
+
+    // MARK: Catalog
+
+    package var catalog: String { root + "/.catalog" }
+    /// Where an upgrade builds the new catalog before moving it into place.
+    package var catalogUpgrade: String { root + "/.catalog-upgrade" }
+    package func records(digits: Int) -> String { "\(catalog)/issues-\(digits)" }
+    package var index: String { catalog + "/index.jsonl" }
+    package var pending: String { catalog + "/pending" }
+    package var intent: String { catalog + "/intent" }
+    /// The intent's file between changes, renamed into place and back (see ``Catalog/writeIntent(_:)``).
+    package var intentSpare: String { catalog + "/.intent-spare" }
+    /// What each unpacked asset placed (paths and sizes), written once per placement, for `verify`.
+    package var contentRecords: String { catalog + "/content" }
+    package func contentRecord(_ assetID: String) -> String { "\(contentRecords)/\(assetID).json" }
+
+    /// The bucket holding the record or claim with `key` at depth `digits`.
+    package func bucket(_ key: String, digits: Int) -> String { "\(records(digits: digits))/\(key.prefix(digits)).jsonl" }
+    package func pendingMarker(_ assetID: String) -> String { "\(pending)/\(assetID)" }
+
+    // MARK: Subscriptions
+
+    package var subscriptions: String { catalog + "/subscriptions" }
+    package func subscription(_ id: String) -> String { "\(subscriptions)/\(id).json" }
+    /// Last-checked times and outcomes: rewritten by every `sync`, so kept out of the catalog.
+    package var syncStatus: String { root + "/.sync" }
+    package func syncStatus(_ id: String) -> String { "\(syncStatus)/\(id).json" }
+
+    // MARK: Downloads
+
+    /// Partial and completed downloads with their resume records.
+    package var downloads: String { root + "/.downloads" }
+    /// One extraction folder per asset being unpacked.
+    package var staging: String { root + "/.staging" }
+    /// Content folders of removed issues on their way out.
+    package var trash: String { root + "/.trash" }
+
+    package func partialFile(_ id: String) -> String { "\(downloads)/\(id).part" }
+    package func resumeRecord(_ id: String) -> String { "\(downloads)/\(id).resume.json" }
+    package func completedFile(_ id: String) -> String { "\(downloads)/\(id).done" }
+    /// One byte per asset, locked by the process downloading, placing or removing it (``AssetLock``).
+    package var assetLocks: String { "\(downloads)/asset-locks" }
+    /// Emptied resume records kept to be renamed into place for the next downloads (`RecordSpares`).
+    package static let recordSparePrefix = ".spare-record-"
+    /// Whether a name in the download folder is shared by every asset (the lock file, a spare record)
+    /// rather than one asset's file.
+    package static func isSharedDownloadFile(_ name: String) -> Bool {
+        name == "asset-locks" || name.hasPrefix(recordSparePrefix)
+    }
+    /// The lock file of one asset that earlier versions made (one per asset): deleted with the
+    /// asset's other files when it is found.
+    package func legacyAssetLock(_ id: String) -> String { "\(downloads)/\(id).lock" }
+    package func stagingFolder(_ id: String) -> String { "\(staging)/\(id)" }
+    package func contentFolder(_ folderName: String) -> String { "\(root)/\(folderName)" }
+    /// Held while an issue's folder is filled (merge, placement) or removed.
+    package func issueLock(_ folderName: String) -> String { "\(staging)/\(folderName).lock" }
+
+    /// Names a top-level entry may not take because the library itself uses them.
+    package static func isReserved(_ component: String) -> Bool {
+        component.lowercased().hasPrefix("library.json")
+    }
+
+    package init(root: String) {
+        self.root = root
+    }
+}

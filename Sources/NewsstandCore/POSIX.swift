@@ -1,0 +1,148 @@
+package import CSystemShims  // `struct stat` and its members (<sys/stat.h>)
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// Thin wrappers that turn C return codes into `NewsstandError`s naming the path, retrying `EINTR`
+/// (the swift-system `valueOrErrno` pattern).
+///
+/// The one path from `errno` to an error: ``call(_:path:_:)`` (or, where a call has no `-1` convention,
+/// ``NewsstandError/posix(_:_:path:)`` directly) keeps the value in ``NewsstandError/errno``, and
+/// ``describe(_:)`` is the one place its words come from (archive code uses it through ``ArchiveError/system``).
+package enum POSIX {
+    /// Calls `body` until it stops failing with `EINTR`; a `-1` result throws, naming `operation` and `path`.
+    @discardableResult
+    package static func call<T: FixedWidthInteger>(_ operation: String, path: String, _ body: () -> T) throws -> T {
+        while true {
+            let result = body()
+            if result != -1 { return result }
+            let code = errno
+            if code == EINTR { continue }
+            throw NewsstandError.posix(code, operation, path: path)
+        }
+    }
+
+    /// Like ``call(_:path:_:)``, but a failure with `expected` returns nil instead of throwing (`ENOENT` for
+    /// "if it exists", `EWOULDBLOCK` for a lock held elsewhere).
+    static func call<T: FixedWidthInteger>(
+        _ operation: String, path: String, unlessFailingWith expected: Int32, _ body: () -> T
+    ) throws -> T? {
+        while true {
+            let result = body()
+            if result != -1 { return result }
+            let code = errno
+            if code == EINTR { continue }
+            if code == expected { return nil }
+            throw NewsstandError.posix(code, operation, path: path)
+        }
+    }
+
+    /// What an `errno` value means, in the C library's words (`strerror`), such as "No space left on device".
+    package static func describe(_ code: Int32) -> String {
+        strerror(code).map { String(cString: $0) } ?? "errno \(code)"
+    }
+
+    /// Opens `path`. The corresponding C function is `open`.
+    package static func open(_ path: String, _ flags: Int32, mode: mode_t = 0o644) throws -> Int32 {
+        try call("cannot open", path: path) { Glibc.open(path, flags | O_CLOEXEC, mode) }
+    }
+
+    /// Opens `path`, or returns nil when it does not exist. The corresponding C function is `open`.
+    package static func openIfExists(_ path: String, _ flags: Int32) throws -> Int32? {
+        try call("cannot open", path: path, unlessFailingWith: ENOENT) { Glibc.open(path, flags | O_CLOEXEC, 0) }
+    }
+
+    /// Writes every byte of `buffer` at the current offset. The corresponding C function is `write`.
+    package static func writeAll(_ fd: Int32, _ buffer: UnsafeRawBufferPointer, path: String) throws {
+        var offset = 0
+        while offset < buffer.count {
+            let written = try call("cannot write", path: path) {
+                Glibc.write(fd, buffer.baseAddress.map { $0 + offset }, buffer.count - offset)
+            }
+            offset += written
+        }
+    }
+
+    /// Flushes `fd` to stable storage. The corresponding C function is `fsync`.
+    package static func fsync(_ fd: Int32, path: String) throws {
+        try call("cannot fsync", path: path) { Glibc.fsync(fd) }
+    }
+
+    /// Flushes a file's data to stable storage by path.
+    package static func fsyncFile(_ path: String) throws {
+        let fd = try open(path, O_RDONLY)
+        defer { _ = Glibc.close(fd) }
+        try fsync(fd, path: path)
+    }
+
+    /// Flushes a directory entry change (a rename or create inside `directory`) to stable storage.
+    package static func fsyncDirectory(_ directory: String) throws {
+        let fd = try open(directory, O_RDONLY | O_DIRECTORY)
+        defer { _ = Glibc.close(fd) }
+        try fsync(fd, path: directory)
+    }
+
+    /// Renames atomically. The corresponding C function is `rename`.
+    package static func rename(_ from: String, _ to: String) throws {
+        try call("cannot rename \(from) to", path: to) { Glibc.rename(from, to) }
+    }
+
+    /// Creates a directory; an existing directory is fine.
+    package static func makeDirectory(_ path: String, mode: mode_t = 0o755) throws {
+        if Glibc.mkdir(path, mode) == 0 { return }
+        let code = errno
+        var info = stat()
+        if code == EEXIST, lstat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR { return }
+        throw NewsstandError.posix(code, "cannot create folder", path: path)
+    }
+
+    /// The size of the file at `path`, or nil when it does not exist.
+    package static func fileSize(_ path: String) -> Int64? {
+        var info = stat()
+        guard lstat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return nil }
+        return Int64(info.st_size)
+    }
+
+    /// The status of `path` itself (a link is not followed), or nil when there is nothing there.
+    package static func linkStatus(_ path: String) -> stat? {
+        var info = stat()
+        return lstat(path, &info) == 0 ? info : nil
+    }
+
+    /// Whether `info` is of a plain file with no other name. The library's own small files (resume records,
+    /// the intent, saved-download anchors) are only written or emptied in place when they are: through a
+    /// second name (a hard link planted to a file elsewhere) the write would reach that file too.
+    package static func isSoleFile(_ info: stat) -> Bool {
+        info.st_mode & S_IFMT == S_IFREG && info.st_nlink == 1
+    }
+
+    /// Opens `path` (never through a link; a FIFO does not block the open) when it is a plain file with no
+    /// other name (``isSoleFile(_:)``), creating it if `flags` say so.
+    /// - Returns: The descriptor and the file's status, or nil (nothing left open) for anything else, or when
+    ///   it cannot be opened.
+    package static func openSoleFile(_ path: String, _ flags: Int32, mode: mode_t = 0o644) -> (fd: Int32, info: stat)? {
+        let fd = Glibc.open(path, flags | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, mode)
+        guard fd >= 0 else { return nil }
+        var info = stat()
+        guard fstat(fd, &info) == 0, isSoleFile(info) else {
+            _ = Glibc.close(fd)
+            return nil
+        }
+        return (fd, info)
+    }
+
+    package static func exists(_ path: String) -> Bool {
+        var info = stat()
+        return lstat(path, &info) == 0
+    }
+
+    /// Removes a file; a missing file is fine.
+    package static func unlinkIfPresent(_ path: String) throws {
+        _ = try call("cannot delete", path: path, unlessFailingWith: ENOENT) { Glibc.unlink(path) }
+    }
+}

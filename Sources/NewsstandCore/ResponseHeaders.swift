@@ -1,0 +1,60 @@
+import Foundation
+
+// Parsers for response header values, kept apart from the NIO delegate that calls them so that they
+// build alone (the libFuzzer targets in Fuzz/ compile this file, with HTTPDate.swift, without AsyncHTTPClient).
+
+/// `Retry-After` (RFC 9110 §10.2.3).
+package enum RetryAfter {
+    /// `Retry-After` as delay-seconds or an HTTP-date.
+    package static func parse(_ value: String) -> Duration? {
+        let trimmed = value.trimmingCharacters(in: .whitespaces)
+        if let seconds = Int(trimmed), seconds >= 0 { return .seconds(seconds) }
+        guard let seconds = HTTPDate.parse(trimmed) else { return nil }
+        let date = Date(timeIntervalSince1970: TimeInterval(seconds))
+        // Clamped so that the conversion to Int cannot trap on any date; the retry policy caps far lower anyway.
+        return .milliseconds(Int(min(max(date.timeIntervalSinceNow, 0), 1e9) * 1000))
+    }
+}
+
+/// `Content-Range: bytes START-END/TOTAL` or `bytes */TOTAL` (RFC 9110 §14.4).
+///
+/// Only a valid value is accepted: digits only, and START <= END < TOTAL (§14.4 calls any other value
+/// invalid). The 206 handler appends at START and expects TOTAL bytes, so a range it cannot trust is none.
+package struct ContentRange: Hashable, Sendable {
+    package var start: Int64?
+    package var end: Int64?
+    package var total: Int64?
+
+    package init?(_ text: String) {
+        let value = text.trimmingCharacters(in: .whitespaces)
+        guard value.lowercased().hasPrefix("bytes ") else { return nil }
+        let spec = value.dropFirst(6).split(separator: "/", maxSplits: 1)
+        guard spec.count == 2 else { return nil }
+        if spec[1] == "*" {
+            total = nil
+        } else {
+            guard let t = ContentRange.number(spec[1]) else { return nil }
+            total = t
+        }
+        if spec[0] == "*" {
+            guard total != nil else { return nil }  // `bytes */*` says nothing
+            start = nil
+            end = nil
+        } else {
+            let bounds = spec[0].split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false)
+            guard bounds.count == 2, let s = ContentRange.number(bounds[0]), let e = ContentRange.number(bounds[1]),
+                s <= e, total.map({ e < $0 }) ?? true
+            else { return nil }
+            start = s
+            end = e
+        }
+    }
+
+    /// `1*DIGIT` that fits an Int64; `Int64(_:)` alone would also take a sign.
+    private static func number(_ text: Substring) -> Int64? {
+        guard !text.isEmpty, text.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }) else {
+            return nil
+        }
+        return Int64(text)
+    }
+}

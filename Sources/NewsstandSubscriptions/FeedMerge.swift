@@ -1,0 +1,205 @@
+import Foundation
+import NewsstandCore
+import NewsstandFeeds
+
+/// How a feed's items are recognised across refreshes, whatever the publisher changes.
+///
+/// An item's identity is its feed id, else its enclosure URL without the query, else title + date.
+/// A feed that changes an item's id (a CMS migration), rotates its enclosure's signed query, or
+/// re-titles it must not make a second issue (castget#67, podcast-dl#139, AntennaPod#5729,
+/// gpodder#1407); two different items must never be merged either. So an unknown id is matched to a
+/// known item by enclosure (without query), then by title + date, and only when that known item's own
+/// identity is absent from the current feed (else it is still there, and the newcomer is another item)
+/// and no other item of this feed claimed it first.
+package enum FeedIdentity {
+    /// The URL without query and fragment, scheme and host lowercased: what stays when a CDN re-signs it.
+    package static func enclosureKey(_ url: URL) -> String? {
+        guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return nil }
+        components.query = nil
+        components.fragment = nil
+        components.scheme = components.scheme?.lowercased()
+        components.host = components.host?.lowercased()
+        components.user = nil
+        components.password = nil
+        return components.string
+    }
+
+    static func titleDate(title: String?, date: Date?) -> String? {
+        guard let title, !title.isEmpty else { return nil }
+        return "\(title)|\(date.map { IssueDate.utc($0).description } ?? "")"
+    }
+
+    /// The identity of a feed item, or nil when it has no id, no asset and no title.
+    static func identity(of item: FeedItem) -> String? {
+        if let id = item.id, !id.isEmpty { return id }
+        if let url = item.assets.first?.url, let key = enclosureKey(url) { return key }
+        return titleDate(title: item.title, date: item.date)
+    }
+}
+
+extension IssueDate {
+    /// The calendar day of `date` in UTC.
+    package static func utc(_ date: Date) -> IssueDate {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "UTC") ?? calendar.timeZone
+        let parts = calendar.dateComponents([.year, .month, .day], from: date)
+        return IssueDate(year: parts.year ?? 1970, month: parts.month ?? 1, day: parts.day ?? 1)
+            ?? IssueDate(year: 1970, month: 1, day: 1).unsafelyUnwrapped
+    }
+}
+
+/// The outcome of matching a feed document against what a subscription has seen: which items are new,
+/// which become issues, and which known issues' asset URLs changed. Pure: no I/O, testable alone.
+package struct FeedMerge {
+    /// A new item to add as an issue.
+    package struct Addition {
+        package var itemIndex: Int
+        package var item: FeedItem
+    }
+
+    /// A known item whose issue must follow the feed: new asset URLs, or a new identity.
+    package struct IssueUpdate {
+        package var issueName: String
+        /// The feed's assets when their URLs changed.
+        package var assets: [FeedAsset]?
+        /// The issue's new origin when the item was recognised under a changed id.
+        package var origin: Issue.Origin?
+    }
+
+    package var subscription: Subscription
+    package var additions: [Addition] = []
+    package var issueUpdates: [IssueUpdate] = []
+    package var rematched = 0
+    package var seenOnly = 0
+    package var skippedWithoutIdentity = 0
+    /// Whether anything in the subscription's stored items changed.
+    package var changed = false
+
+    /// Which items become issues.
+    package enum Selection {
+        /// A new subscription: the initial choice applies to every item.
+        case initial(InitialItems)
+        /// A refresh: every unseen item becomes an issue; with `backfill`, also seen items that never did.
+        case refresh(backfill: Bool)
+    }
+
+    package init(subscription: Subscription, document: FeedDocument, selection: Selection, today: IssueDate) {
+        self.subscription = subscription
+        var byIdentity: [String: Int] = [:]
+        var byEnclosure: [String: Int] = [:]
+        var byTitleDate: [String: Int] = [:]
+        for (index, item) in subscription.items.enumerated() {
+            byIdentity[item.id] = index
+            for alias in item.aliases { byIdentity[alias] = index }
+            if let enclosure = item.enclosure { byEnclosure[enclosure] = byEnclosure[enclosure] ?? index }
+            if let titleDate = item.titleDate { byTitleDate[titleDate] = byTitleDate[titleDate] ?? index }
+        }
+        let identities = document.items.map(FeedIdentity.identity(of:))
+        let present = Set(identities.compactMap { $0 })
+        var claimed = Set<Int>()
+        var newItems: [(index: Int, item: FeedItem)] = []
+
+        for (position, item) in document.items.enumerated() {
+            guard let identity = identities[position] else {
+                skippedWithoutIdentity += 1
+                continue
+            }
+            let enclosure = item.assets.first.flatMap { FeedIdentity.enclosureKey($0.url) }
+            let titleDate = FeedIdentity.titleDate(title: item.title, date: item.date)
+            let urls = item.assets.map(\.url.absoluteString)
+
+            /// A known item that may take this identity: not claimed yet, and not itself still in the feed.
+            func available(_ index: Int?) -> Int? {
+                guard let index, !claimed.contains(index) else { return nil }
+                let known = self.subscription.items[index]
+                return present.contains(known.id) ? nil : index
+            }
+            var matchedBy = "id"
+            var match = byIdentity[identity].flatMap { claimed.contains($0) ? nil : $0 }
+            if match == nil, let enclosure, let index = available(byEnclosure[enclosure]) {
+                match = index
+                matchedBy = "enclosure"
+            }
+            if match == nil, let titleDate, let index = available(byTitleDate[titleDate]) {
+                match = index
+                matchedBy = "title-date"
+            }
+
+            if let index = match {
+                claimed.insert(index)
+                var known = self.subscription.items[index]
+                let before = known
+                if known.id != identity {
+                    // The feed renamed the item: the new id leads, the old one stays an alias.
+                    if !known.aliases.contains(known.id) { known.aliases.append(known.id) }
+                    known.aliases.removeAll { $0 == identity }
+                    known.id = identity
+                    known.matchedBy = matchedBy
+                    byIdentity[identity] = index
+                    rematched += 1
+                }
+                if let enclosure { known.enclosure = enclosure }
+                if let titleDate { known.titleDate = titleDate }
+                if let date = item.date { known.date = IssueDate.utc(date) }
+                var update = IssueUpdate(issueName: known.issueName ?? "")
+                if known.assetURLs != urls, !urls.isEmpty {
+                    known.assetURLs = urls
+                    update.assets = item.assets
+                }
+                if known.id != before.id {
+                    update.origin = Issue.Origin(
+                        subscriptionID: subscription.id, itemID: known.id, matchedBy: known.matchedBy)
+                }
+                if known.issueName != nil, update.assets != nil || update.origin != nil {
+                    issueUpdates.append(update)
+                }
+                if known != before {
+                    self.subscription.items[index] = known
+                    changed = true
+                }
+                if case .refresh(backfill: true) = selection, known.issueName == nil {
+                    additions.append(Addition(itemIndex: index, item: item))
+                }
+                continue
+            }
+
+            let stored = SubscriptionItem(
+                id: identity, enclosure: enclosure, titleDate: titleDate, assetURLs: urls,
+                date: item.date.map(IssueDate.utc), firstSeen: today)
+            self.subscription.items.append(stored)
+            let index = self.subscription.items.count - 1
+            byIdentity[identity] = index
+            if let enclosure { byEnclosure[enclosure] = index }
+            if let titleDate { byTitleDate[titleDate] = index }
+            claimed.insert(index)
+            changed = true
+            newItems.append((index, item))
+        }
+
+        switch selection {
+        case .refresh:
+            additions += newItems.map { Addition(itemIndex: $0.index, item: $0.item) }
+        case .initial(let initial):
+            let chosen: [(index: Int, item: FeedItem)]
+            switch initial {
+            case .all:
+                chosen = newItems
+            case .since(let day):
+                chosen = newItems.filter { $0.item.date.map { IssueDate.utc($0) >= day } ?? false }
+            case .newest(let count):
+                // Newest by date; undated items keep the feed's order (feeds list newest first) after dated ones.
+                let ordered = newItems.enumerated().sorted { a, b in
+                    switch (a.element.item.date, b.element.item.date) {
+                    case (let x?, let y?) where x != y: return x > y
+                    case (.some, nil): return true
+                    case (nil, .some): return false
+                    default: return a.offset < b.offset
+                    }
+                }
+                chosen = ordered.prefix(max(0, count)).map(\.element)
+            }
+            additions = chosen.map { Addition(itemIndex: $0.index, item: $0.item) }
+            seenOnly = newItems.count - chosen.count
+        }
+    }
+}

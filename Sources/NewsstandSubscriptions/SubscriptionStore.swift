@@ -1,0 +1,98 @@
+import Foundation
+import NewsstandCore
+
+/// The subscriptions' files: one record each in `.catalog/subscriptions/`, and a last-checked status
+/// each in `.sync/`. A library holds tens or hundreds of subscriptions, so reading them all is cheap;
+/// what changes is written one record at a time, atomically, under the catalog's lock.
+package struct SubscriptionStore: Sendable {
+    let layout: LibraryLayout
+
+    /// Every subscription, by name, with its last-checked status.
+    /// - Throws: the first record that cannot be read, naming it.
+    package func all() throws -> [Subscription] {
+        let (found, damaged) = try readable()
+        if let first = damaged.first { throw first }
+        return found
+    }
+
+    /// Every subscription that can be read, by name, and an error for each record that cannot.
+    package func readable() throws -> (subscriptions: [Subscription], damaged: [NewsstandError]) {
+        guard POSIX.exists(layout.subscriptions) else { return ([], []) }
+        let names: [String]
+        do {
+            names = try FileManager.default.contentsOfDirectory(atPath: layout.subscriptions)
+        } catch {
+            throw NewsstandError(.io, "cannot read \(layout.subscriptions): \(error.localizedDescription)", underlying: error)
+        }
+        var found: [Subscription] = []
+        var damaged: [NewsstandError] = []
+        for name in names where name.hasSuffix(".json") && !name.hasPrefix(".") {
+            do {
+                if let subscription = try load(String(name.dropLast(5))) { found.append(subscription) }
+            } catch let error as NewsstandError where error.code == .manifestUnreadable {
+                damaged.append(error)
+            }
+        }
+        return (found.sorted { ($0.name.lowercased(), $0.id) < ($1.name.lowercased(), $1.id) }, damaged)
+    }
+
+    /// The subscription with this identifier, or nil.
+    package func load(_ id: String) throws -> Subscription? {
+        let path = layout.subscription(id)
+        guard let data = try AtomicFile.read(path) else { return nil }
+        var subscription = try SubscriptionRecord.decode(data, path: path)
+        if let status = try? AtomicFile.read(layout.syncStatus(id)).flatMap(SyncStatusRecord.decode) {
+            subscription.lastChecked = status.checked
+            subscription.lastOutcome = status.outcome
+        }
+        return subscription
+    }
+
+    /// The subscription with this name (case-insensitively), or nil.
+    package func find(_ name: String) throws -> Subscription? {
+        let wanted = name.lowercased()
+        return try all().first { $0.name.lowercased() == wanted }
+    }
+
+    /// Throws `.duplicateSubscription` when another subscription has this name or URL.
+    package func checkUnique(name: String?, url: URL?, except id: String?) throws {
+        for other in try all() where other.id != id {
+            if let name, other.name.lowercased() == name.lowercased() {
+                throw NewsstandError(.duplicateSubscription, "a subscription named \(other.name.debugDescription) already exists")
+            }
+            if let url, other.url == url || other.previousURLs.contains(url) {
+                throw NewsstandError(
+                    .duplicateSubscription,
+                    "\(url.absoluteString) is already subscribed as \(other.name.debugDescription)")
+            }
+        }
+    }
+
+    /// Writes a subscription's record atomically and durably. Call holding the catalog's lock.
+    package func save(_ subscription: Subscription) throws {
+        try POSIX.makeDirectory(layout.subscriptions)
+        try AtomicFile.write(SubscriptionRecord.encode(subscription), to: layout.subscription(subscription.id))
+    }
+
+    /// Deletes a subscription's record and status. Call holding the catalog's lock.
+    package func delete(_ id: String) throws {
+        try POSIX.unlinkIfPresent(layout.subscription(id))
+        try POSIX.fsyncDirectory(layout.subscriptions)
+        try POSIX.unlinkIfPresent(layout.syncStatus(id))
+    }
+
+    /// Records when a subscription was last checked; not durable (it is only shown).
+    package func writeStatus(_ id: String, checked: Date, outcome: String) throws {
+        try POSIX.makeDirectory(layout.syncStatus)
+        try AtomicFile.write(
+            SyncStatusRecord.encode(checked: checked, outcome: outcome), to: layout.syncStatus(id), durable: false)
+    }
+
+    package static func notFound(_ name: String) -> NewsstandError {
+        NewsstandError(.subscriptionNotFound, "no subscription named \(name.debugDescription)")
+    }
+
+    package init(layout: NewsstandCore.LibraryLayout) {
+        self.layout = layout
+    }
+}
