@@ -35,7 +35,7 @@ RELEASE_FLAGS = $(STATIC_STDLIB) $(RELEASE_LINK)
 # Where swift-argument-parser's generate-manual plugin writes the page.
 MANPAGE       := .build/plugins/GenerateManual/outputs/issues/issues.1
 
-.PHONY: all build release test bench demo deps test-deps bench-deps demo-deps clean package-check strict-check fuzz fuzz-smoke fuzz-build
+.PHONY: all build release test bench demo deps test-deps bench-deps demo-deps clean package-check strict-check fuzz fuzz-smoke fuzz-build fuzz-replay
 
 all: build
 
@@ -136,36 +136,20 @@ clean:
 	rm -rf .build .build-fuzz
 
 # MARK: - Fuzzing
-# libFuzzer targets: each Fuzz/NAME/main.swift is compiled with exactly the product files it needs
-# (FUZZ_SRC_NAME), so it calls the product's own parser. `make fuzz` runs each for FUZZ_SECONDS, one
-# after another, on a copy of its seed corpus (Fuzz/Corpus/NAME stays as committed); crashes land in
-# .build-fuzz/artifacts/NAME/. Fuzzing is background work: it runs at the lowest priority.
+# libFuzzer targets: each Fuzz/NAME is an executable target of Package.swift that depends on the layer it
+# fuzzes (NewsstandCore, NewsstandArchive, NewsstandCatalog, NewsstandFeeds), so it calls the product's own
+# parser and the graph lives in one place. `make fuzz` builds them with `--sanitize fuzzer --sanitize
+# address` and `-DFUZZING` in their own build folder, then runs each for FUZZ_SECONDS, one after another, on
+# a copy of its seed corpus (Fuzz/Corpus/NAME stays as committed); crashes land in .build-fuzz/artifacts/NAME/.
+# Fuzzing is background work: it runs at the lowest priority. `make fuzz-replay` runs every seed corpus once
+# through the plain build of the same targets.
 
 FUZZ_SECONDS ?= 600
 FUZZ_NICE    ?= nice -n 19
 FUZZ_DIR     := .build-fuzz
 FUZZ_TARGETS := JSONReader CatalogRecord ContentRange RetryAfter ContentDisposition ArchivePath FeedParser
-FUZZ_SWIFTC  := $(FUZZ_NICE) swiftc -swift-version 6 -package-name issues -parse-as-library -sanitize=fuzzer,address -O -g \
-                -use-ld=lld -warnings-as-errors -enable-upcoming-feature ExistentialAny \
-                -I Sources/CLibArchive -I Sources/CSystemShims
-
-N := Sources/Newsstand
-FUZZ_SRC_JSONReader         := $(N)/Catalog/JSON.swift $(N)/Catalog/JSONWriter.swift
-FUZZ_SRC_CatalogRecord      := $(N)/Catalog/JSON.swift $(N)/Catalog/JSONWriter.swift $(N)/Catalog/IssueRecord.swift $(N)/Catalog/CatalogIndex.swift \
-                               $(N)/Catalog/CatalogBucket.swift $(N)/Catalog/AssetStanding.swift $(N)/Issue.swift $(N)/AssetDownload.swift \
-                               $(N)/IssueDate.swift $(N)/IssueSummary.swift $(N)/AssetRequest.swift $(N)/RequestHeaders.swift \
-                               $(N)/NewsstandError.swift $(N)/Internal/SafePathComponent.swift \
-                               $(N)/Internal/LibraryLayout.swift $(N)/Internal/AtomicFile.swift $(N)/Internal/POSIX.swift
-FUZZ_SRC_ContentRange       := $(N)/Download/ResponseHeaders.swift $(N)/Internal/HTTPDate.swift
-FUZZ_SRC_RetryAfter         := $(N)/Download/ResponseHeaders.swift $(N)/Internal/HTTPDate.swift $(N)/RetryPolicy.swift
-FUZZ_SRC_ContentDisposition := $(N)/Download/FileNaming.swift $(N)/Internal/SafePathComponent.swift \
-                               $(N)/Download/ResumeRecord.swift $(N)/Download/SegmentPlan.swift \
-                               $(N)/Download/ResponseHeaders.swift $(N)/Internal/HTTPDate.swift $(N)/AssetDownload.swift \
-                               $(N)/Internal/AtomicFile.swift $(N)/Internal/POSIX.swift $(N)/NewsstandError.swift
-FUZZ_SRC_ArchivePath        := $(N)/Archive/EntryPathPolicy.swift
-FUZZ_SRC_FeedParser         := $(wildcard $(N)/Feeds/*.swift) $(N)/Catalog/JSON.swift $(N)/AssetRequest.swift $(N)/RequestHeaders.swift \
-                               $(N)/AssetDownload.swift $(N)/NewsstandError.swift $(N)/IssueDate.swift \
-                               $(N)/Internal/HTTPDate.swift $(N)/Internal/POSIX.swift
+FUZZ_BUILD   := $(FUZZ_NICE) $(SWIFT) build -c release --scratch-path $(FUZZ_DIR) --sanitize fuzzer --sanitize address \
+                -Xswiftc -DFUZZING -Xswiftc -g
 
 # Longest input tried: a few catalog records; a header line; a path up to PATH_MAX plus a link target;
 # a feed of a few items.
@@ -177,20 +161,21 @@ FUZZ_MAXLEN_ContentDisposition := 1024
 FUZZ_MAXLEN_ArchivePath        := 8192
 FUZZ_MAXLEN_FeedParser         := 16384
 
-.SECONDEXPANSION:
-$(FUZZ_DIR)/%: Fuzz/%/main.swift $$(FUZZ_SRC_$$*) | deps
-	$(FUZZ_SWIFTC) -module-name Fuzz$* -module-cache-path $(FUZZ_DIR)/module-cache -o $@ $< $(FUZZ_SRC_$*)
+# SwiftPM decides what is stale; one build folder for all targets, so the layers are built once.
+.PHONY: $(addprefix $(FUZZ_DIR)/release/Fuzz,$(FUZZ_TARGETS))
+$(FUZZ_DIR)/release/Fuzz%: | deps
+	$(FUZZ_BUILD) --product Fuzz$*
 
-fuzz-build: $(addprefix $(FUZZ_DIR)/,$(FUZZ_TARGETS))
+fuzz-build: $(addprefix $(FUZZ_DIR)/release/Fuzz,$(FUZZ_TARGETS))
 
 # One target on a scratch copy of its corpus, so that the inputs libFuzzer adds do not land in the tree.
 # Swift's own backtracer is off: it reads memory ASan reports, and libFuzzer prints the stack anyway.
-fuzz-run-%: $(FUZZ_DIR)/%
+fuzz-run-%: $(FUZZ_DIR)/release/Fuzz%
 	@mkdir -p $(FUZZ_DIR)/artifacts/$*
 	@work=$$(mktemp -d) && cp Fuzz/Corpus/$*/* "$$work"/ && \
 	echo "== fuzz $* for $(FUZZ_SECONDS) s, max_len $(FUZZ_MAXLEN_$*)" && \
 	SWIFT_BACKTRACE=enable=no LSAN_OPTIONS=suppressions=Fuzz/lsan.supp \
-	  $(FUZZ_NICE) $(FUZZ_DIR)/$* "$$work" -max_total_time=$(FUZZ_SECONDS) -max_len=$(FUZZ_MAXLEN_$*) \
+	  $(FUZZ_NICE) $(FUZZ_DIR)/release/Fuzz$* "$$work" -max_total_time=$(FUZZ_SECONDS) -max_len=$(FUZZ_MAXLEN_$*) \
 	  -timeout=10 -print_final_stats=1 -artifact_prefix=$(FUZZ_DIR)/artifacts/$*/ $(if $(FUZZ_SEED),-seed=$(FUZZ_SEED)); \
 	status=$$?; rm -rf "$$work"; exit $$status
 
@@ -200,6 +185,11 @@ fuzz: fuzz-build
 	  $(MAKE) --no-print-directory fuzz-run-$$t || failed="$$failed $$t"; \
 	done; \
 	if [ -n "$$failed" ]; then echo "fuzz: failed:$$failed (inputs in $(FUZZ_DIR)/artifacts/)"; exit 1; fi
+
+# Every seed corpus once through the plain build of the targets (no libFuzzer): the committed findings stay fixed.
+fuzz-replay: deps
+	@for t in $(FUZZ_TARGETS); do $(SWIFT) build --product Fuzz$$t >/dev/null && \
+	  printf '%s: ' $$t && .build/debug/Fuzz$$t Fuzz/Corpus/$$t || exit 1; done
 
 # CI's short run: a fixed seed, so that it explores the same inputs every time (a failure reproduces).
 fuzz-smoke:

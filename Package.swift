@@ -130,6 +130,19 @@ let package = Package(
             path: "Samples/API"
         ),
 
+        // MARK: - Fuzz targets
+        // One per parser of outside data, each depending on the layer it fuzzes. `make fuzz` builds them with
+        // libFuzzer and ASan (`-DFUZZING`); the everyday build makes each a replayer of its seed corpus.
+        .systemLibrary(name: "CLibFuzzer", path: "Fuzz/CLibFuzzer"),
+        .target(name: "FuzzSupport", dependencies: ["CLibFuzzer"], path: "Fuzz/Support"),
+        .executableTarget(name: "FuzzJSONReader", dependencies: ["FuzzSupport", "NewsstandCore"], path: "Fuzz/JSONReader"),
+        .executableTarget(name: "FuzzCatalogRecord", dependencies: ["FuzzSupport", "NewsstandCatalog"], path: "Fuzz/CatalogRecord"),
+        .executableTarget(name: "FuzzContentRange", dependencies: ["FuzzSupport", "NewsstandCore"], path: "Fuzz/ContentRange"),
+        .executableTarget(name: "FuzzRetryAfter", dependencies: ["FuzzSupport", "NewsstandCore"], path: "Fuzz/RetryAfter"),
+        .executableTarget(name: "FuzzContentDisposition", dependencies: ["FuzzSupport", "NewsstandCore"], path: "Fuzz/ContentDisposition"),
+        .executableTarget(name: "FuzzArchivePath", dependencies: ["FuzzSupport", "NewsstandArchive"], path: "Fuzz/ArchivePath"),
+        .executableTarget(name: "FuzzFeedParser", dependencies: ["FuzzSupport", "NewsstandFeeds"], path: "Fuzz/FeedParser"),
+
         // MARK: - Tests
         // Pure logic, no network, processes or file-system fixtures beyond the golden feeds: parsers, models,
         // the merge and the plans.

@@ -3,8 +3,10 @@
 // symbolic link target (NUL cannot occur in either, so it is a free separator). Whatever the policy
 // accepts must, resolved lexically against the destination root, stay inside the root — also when `\` is
 // read as a separator, as it is wherever the folder is later copied to Windows.
+import Foundation
+import FuzzSupport
+import NewsstandArchive
 
-@_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzArchivePath(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     let input = Array(UnsafeBufferPointer(start: data, count: size))
     let parts = input.split(separator: 0, maxSplits: 1, omittingEmptySubsequences: false)
@@ -67,3 +69,5 @@ private func resolve(_ path: [UInt8], from depth: Int, separators: Set<UInt8>) -
     }
     return depth
 }
+
+FuzzDriver.run(fuzzArchivePath)

@@ -4,9 +4,10 @@
 // crash", what the catalog accepts it must write back so that it reads the same again, and the one-asset
 // read (`IssueRecord.decodeAsset`, what a download reads as it starts an asset) must agree with the whole
 // decode on every asset of a record the whole decode accepts.
+import FuzzSupport
+import NewsstandCatalog
 import Foundation
 
-@_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzCatalogRecord(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     let input = UnsafeBufferPointer(start: data, count: size)
 
@@ -56,3 +57,5 @@ public func fuzzCatalogRecord(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CIn
     }
     return 0
 }
+
+FuzzDriver.run(fuzzCatalogRecord)

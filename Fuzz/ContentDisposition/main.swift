@@ -1,10 +1,11 @@
+import FuzzSupport
+import NewsstandCore
 import Foundation
 
 // libFuzzer target for the file name a download gets from `Content-Disposition`: the input is the header
 // value, passed through `FileNaming.name(for:record:)` exactly as a finished download is named. Whatever
 // the server sends, the name must be one harmless path component.
 
-@_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzContentDisposition(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     let header = String(decoding: UnsafeBufferPointer(start: data, count: size), as: UTF8.self)
     let record = ResumeRecord(url: asset.url.absoluteString, contentDisposition: header)
@@ -37,3 +38,5 @@ private func checkComponent(_ name: String, header: String) {
     if name.first?.isWhitespace == true || name.last?.isWhitespace == true { fail("surrounding space") }
     if !SafePathComponent.isSafe(name) { fail("refused by SafePathComponent.isSafe") }
 }
+
+FuzzDriver.run(fuzzContentDisposition)

@@ -1,8 +1,10 @@
 // libFuzzer target for `ContentRange.init`, the parser of the `Content-Range` header of 206 and 416
 // responses. A range it accepts decides where bytes are appended and how long the file is expected to be,
 // so it must be one RFC 9110 §14.4 allows: 0 <= start <= end < total, and it must print back to itself.
+import Foundation
+import FuzzSupport
+import NewsstandCore
 
-@_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzContentRange(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     let header = String(decoding: UnsafeBufferPointer(start: data, count: size), as: UTF8.self)
     guard let range = ContentRange(header) else { return 0 }
@@ -25,3 +27,5 @@ public func fuzzContentRange(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt
     guard ContentRange(printed) == range else { fail("does not read back from \(printed.debugDescription)") }
     return 0
 }
+
+FuzzDriver.run(fuzzContentRange)

@@ -4,6 +4,8 @@
 // errors are the feed codes; what a feed yields keeps the caps (items, assets, field and URL lengths, http
 // or https only, trimmed text without control characters); parsing is deterministic; and a document
 // written back as RSS reads back as the same items.
+import FuzzSupport
+import NewsstandFeeds
 import Foundation
 
 // Computed, not stored: a lazily initialised global is allocated during some input and reported as its leak.
@@ -38,7 +40,6 @@ private var mappedDocument: Data {
         """#.utf8)
 }
 
-@_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzFeedParser(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     let body = Data(UnsafeBufferPointer(start: data, count: size))
     guard let mapping else { fatalError("the fixed mapping does not read") }
@@ -186,3 +187,5 @@ private func rfc3339(_ date: Date) -> String? {
     return "\(pad(year, 4))-\(pad(month, 2))-\(pad(day, 2))T\(pad(Int(secondOfDay / 3600), 2)):"
         + "\(pad(Int(secondOfDay % 3600 / 60), 2)):\(pad(Int(secondOfDay % 60), 2)).\(pad(millis, 3))Z"
 }
+
+FuzzDriver.run(fuzzFeedParser)

@@ -1,8 +1,10 @@
 // libFuzzer target for the catalog reader, `JSONReader.parse`, built with Sources/Newsstand/Catalog/JSON.swift
 // (see `make fuzz`). Beyond "no crash, no memory error", every value that the writer can express (all but
 // doubles) must survive a round trip: write it with `JSONWriter`, read it back, get the same value.
+import Foundation
+import FuzzSupport
+import NewsstandCore
 
-@_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzJSONReader(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     let input = UnsafeBufferPointer(start: data, count: size)
     guard let value = try? JSONReader.parse(input) else { return 0 }
@@ -59,3 +61,5 @@ private func write(_ value: JSONValue, into writer: inout JSONWriter) -> Bool {
     }
     return true
 }
+
+FuzzDriver.run(fuzzJSONReader)
