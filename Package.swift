@@ -133,8 +133,7 @@ let package = Package(
         // MARK: - Fuzz targets
         // One per parser of outside data, each depending on the layer it fuzzes. `make fuzz` builds them with
         // libFuzzer and ASan (`-DFUZZING`); the everyday build makes each a replayer of its seed corpus.
-        .systemLibrary(name: "CLibFuzzer", path: "Fuzz/CLibFuzzer"),
-        .target(name: "FuzzSupport", dependencies: ["CLibFuzzer"], path: "Fuzz/Support"),
+        .target(name: "FuzzSupport", path: "Fuzz/Support"),
         .executableTarget(name: "FuzzJSONReader", dependencies: ["FuzzSupport", "NewsstandCore"], path: "Fuzz/JSONReader"),
         .executableTarget(name: "FuzzCatalogRecord", dependencies: ["FuzzSupport", "NewsstandCatalog"], path: "Fuzz/CatalogRecord"),
         .executableTarget(name: "FuzzContentRange", dependencies: ["FuzzSupport", "NewsstandCore"], path: "Fuzz/ContentRange"),

@@ -7,6 +7,7 @@ import Foundation
 import FuzzSupport
 import NewsstandArchive
 
+@_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzArchivePath(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     let input = Array(UnsafeBufferPointer(start: data, count: size))
     let parts = input.split(separator: 0, maxSplits: 1, omittingEmptySubsequences: false)
@@ -70,4 +71,7 @@ private func resolve(_ path: [UInt8], from depth: Int, separators: Set<UInt8>) -
     return depth
 }
 
-FuzzDriver.run(fuzzArchivePath)
+// Built for fuzzing, libFuzzer has the main and calls the function above; built plainly, this replays inputs.
+#if !FUZZING
+    FuzzDriver.replay(fuzzArchivePath)
+#endif

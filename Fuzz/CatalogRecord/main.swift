@@ -6,8 +6,10 @@
 // decode on every asset of a record the whole decode accepts.
 import FuzzSupport
 import NewsstandCatalog
+import NewsstandCore
 import Foundation
 
+@_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzCatalogRecord(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     let input = UnsafeBufferPointer(start: data, count: size)
 
@@ -58,4 +60,7 @@ public func fuzzCatalogRecord(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CIn
     return 0
 }
 
-FuzzDriver.run(fuzzCatalogRecord)
+// Built for fuzzing, libFuzzer has the main and calls the function above; built plainly, this replays inputs.
+#if !FUZZING
+    FuzzDriver.replay(fuzzCatalogRecord)
+#endif

@@ -1,15 +1,14 @@
+// libFuzzer target for the file name a download gets from `Content-Disposition`: the input is the header
+// value, passed through `FileNaming.name(for:contentDisposition:)` exactly as a finished download is named.
+// Whatever the server sends, the name must be one harmless path component.
+import Foundation
 import FuzzSupport
 import NewsstandCore
-import Foundation
 
-// libFuzzer target for the file name a download gets from `Content-Disposition`: the input is the header
-// value, passed through `FileNaming.name(for:record:)` exactly as a finished download is named. Whatever
-// the server sends, the name must be one harmless path component.
-
+@_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzContentDisposition(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     let header = String(decoding: UnsafeBufferPointer(start: data, count: size), as: UTF8.self)
-    let record = ResumeRecord(url: asset.url.absoluteString, contentDisposition: header)
-    let name = FileNaming.name(for: asset, record: record)
+    let name = FileNaming.name(for: asset, contentDisposition: header)
     checkComponent(name, header: header)
     // The name a second asset gets when the first one took `name`.
     checkComponent(FileNaming.withSuffix(name, 12), header: header)
@@ -39,4 +38,7 @@ private func checkComponent(_ name: String, header: String) {
     if !SafePathComponent.isSafe(name) { fail("refused by SafePathComponent.isSafe") }
 }
 
-FuzzDriver.run(fuzzContentDisposition)
+// Built for fuzzing, libFuzzer has the main and calls the function above; built plainly, this replays inputs.
+#if !FUZZING
+    FuzzDriver.replay(fuzzContentDisposition)
+#endif

@@ -5,6 +5,7 @@ import Foundation
 import FuzzSupport
 import NewsstandCore
 
+@_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzContentRange(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     let header = String(decoding: UnsafeBufferPointer(start: data, count: size), as: UTF8.self)
     guard let range = ContentRange(header) else { return 0 }
@@ -28,4 +29,7 @@ public func fuzzContentRange(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt
     return 0
 }
 
-FuzzDriver.run(fuzzContentRange)
+// Built for fuzzing, libFuzzer has the main and calls the function above; built plainly, this replays inputs.
+#if !FUZZING
+    FuzzDriver.replay(fuzzContentRange)
+#endif

@@ -5,12 +5,13 @@
 // or https only, trimmed text without control characters); parsing is deterministic; and a document
 // written back as RSS reads back as the same items.
 import FuzzSupport
+import NewsstandCore
 import NewsstandFeeds
 import Foundation
 
 // Computed, not stored: a lazily initialised global is allocated during some input and reported as its leak.
-private var feedURL: URL { URL(string: "https://feeds.example.com/shows/feed.xml?x=1") ?? URL(fileURLWithPath: "/") }
-private var limits: FeedLimits {
+nonisolated private var feedURL: URL { URL(string: "https://feeds.example.com/shows/feed.xml?x=1") ?? URL(fileURLWithPath: "/") }
+nonisolated private var limits: FeedLimits {
     var limits = FeedLimits()
     limits.maxItems = 50
     limits.maxAssetsPerItem = 4
@@ -19,7 +20,7 @@ private var limits: FeedLimits {
     return limits
 }
 /// The README's daily-picture mapping, with more kinds of placeholder: applied to every input.
-private var mapping: FeedMapping? {
+nonisolated private var mapping: FeedMapping? {
     try? FeedMapping(
         json: Data(
             #"""
@@ -30,7 +31,7 @@ private var mapping: FeedMapping? {
 }
 
 /// The document every fuzzed mapping is applied to.
-private var mappedDocument: Data {
+nonisolated private var mappedDocument: Data {
     Data(
         #"""
         {"images": [{"startdate": "20170319", "urlbase": "/az/x", "n": 1.5, "b": true, "list": [1, {"k": "v"}]},
@@ -40,6 +41,7 @@ private var mappedDocument: Data {
         """#.utf8)
 }
 
+@_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzFeedParser(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     let body = Data(UnsafeBufferPointer(start: data, count: size))
     guard let mapping else { fatalError("the fixed mapping does not read") }
@@ -188,4 +190,7 @@ private func rfc3339(_ date: Date) -> String? {
         + "\(pad(Int(secondOfDay % 3600 / 60), 2)):\(pad(Int(secondOfDay % 60), 2)).\(pad(millis, 3))Z"
 }
 
-FuzzDriver.run(fuzzFeedParser)
+// Built for fuzzing, libFuzzer has the main and calls the function above; built plainly, this replays inputs.
+#if !FUZZING
+    FuzzDriver.replay(fuzzFeedParser)
+#endif

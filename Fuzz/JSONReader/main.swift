@@ -5,6 +5,7 @@ import Foundation
 import FuzzSupport
 import NewsstandCore
 
+@_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzJSONReader(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     let input = UnsafeBufferPointer(start: data, count: size)
     guard let value = try? JSONReader.parse(input) else { return 0 }
@@ -62,4 +63,7 @@ private func write(_ value: JSONValue, into writer: inout JSONWriter) -> Bool {
     return true
 }
 
-FuzzDriver.run(fuzzJSONReader)
+// Built for fuzzing, libFuzzer has the main and calls the function above; built plainly, this replays inputs.
+#if !FUZZING
+    FuzzDriver.replay(fuzzJSONReader)
+#endif

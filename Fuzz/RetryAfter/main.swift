@@ -5,6 +5,7 @@ import Foundation
 import FuzzSupport
 import NewsstandCore
 
+@_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzRetryAfter(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     let header = String(decoding: UnsafeBufferPointer(start: data, count: size), as: UTF8.self)
     guard let delay = RetryAfter.parse(header) else { return 0 }
@@ -15,4 +16,7 @@ public func fuzzRetryAfter(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     return 0
 }
 
-FuzzDriver.run(fuzzRetryAfter)
+// Built for fuzzing, libFuzzer has the main and calls the function above; built plainly, this replays inputs.
+#if !FUZZING
+    FuzzDriver.replay(fuzzRetryAfter)
+#endif

@@ -1,8 +1,8 @@
 /// The path rules applied to every entry before libarchive sees it. Pure functions on bytes: names need not be
 /// valid UTF-8 (Linux file names are bytes), and any non-ASCII text is allowed.
-enum EntryPathPolicy {
+package enum EntryPathPolicy {
     /// Why a path was refused.
-    struct Refusal: Error, Sendable, Hashable {
+    package struct Refusal: Error, Sendable, Hashable {
         var reason: String
     }
 
@@ -18,7 +18,7 @@ enum EntryPathPolicy {
     /// - Throws: ``Refusal`` for an empty or absolute path, a `..` component (also one spelt with Windows
     ///   backslashes, `..\\`), or a control character (C0 or DEL: they corrupt terminal output and logs and
     ///   no real issue uses them).
-    static func normalize(_ path: [UInt8]) throws(Refusal) -> [[UInt8]] {
+    package static func normalize(_ path: [UInt8]) throws(Refusal) -> [[UInt8]] {
         guard !path.isEmpty else {
             throw Refusal(reason: "the path is empty")
         }
@@ -56,7 +56,7 @@ enum EntryPathPolicy {
     ///   - target: The link target as stored.
     ///   - linkDepth: How many folders lie between the destination root and the link.
     /// - Throws: ``Refusal``.
-    static func checkSymlinkTarget(_ target: [UInt8], linkDepth: Int) throws(Refusal) {
+    package static func checkSymlinkTarget(_ target: [UInt8], linkDepth: Int) throws(Refusal) {
         guard !target.isEmpty else {
             throw Refusal(reason: "the symbolic link's target is empty")
         }
@@ -92,7 +92,7 @@ enum EntryPathPolicy {
     }
 
     /// Joins components with `/`.
-    static func join(_ components: [[UInt8]]) -> [UInt8] {
+    package static func join(_ components: [[UInt8]]) -> [UInt8] {
         Array(components.joined(separator: [slash]))
     }
 

@@ -16,7 +16,7 @@ extension IssueRecord {
     /// - Returns: nil when the record is another issue's or lists no asset with `id`.
     /// - Throws: `.manifestUnreadable` or `.manifestFromNewerVersion` naming `path`. The rest of the record
     ///   is checked for syntax only; the commit that follows decodes all of it.
-    static func decodeAsset(
+    package static func decodeAsset(
         _ id: String, ofIssueNamed name: String, in bytes: UnsafeBufferPointer<UInt8>, path: String
     ) throws -> AssetStanding? {
         var assetStart: (offset: Int, index: Int)?

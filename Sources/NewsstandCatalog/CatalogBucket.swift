@@ -11,14 +11,14 @@ import NewsstandCore
 /// A bucket holds a few dozen lines (the catalog splits every bucket into sixteen when one grows past
 /// ``Catalog/splitBytes``), so a change reads and rewrites a few tens of kilobytes whatever the size of
 /// the library, and 100,000 issues live in about 4,000 files instead of 100,000.
-struct CatalogBucket {
-    enum Kind: Hashable {
+package struct CatalogBucket {
+    package enum Kind: Hashable {
         case issue
         case claim
     }
 
-    struct Line {
-        var kind: Kind
+    package struct Line {
+        package var kind: Kind
         var key: String
         /// The whole line, without its newline.
         var bytes: [UInt8]
@@ -27,7 +27,7 @@ struct CatalogBucket {
     }
 
     let path: String
-    private(set) var lines: [Line]
+    package private(set) var lines: [Line]
 
     /// Reads the bucket at `path`; a missing file is an empty bucket.
     /// - Throws: `.manifestUnreadable` naming the file when a line is not one of the two shapes.
@@ -41,7 +41,7 @@ struct CatalogBucket {
         self.lines = lines
     }
 
-    init(path: String, data: Data) throws {
+    package init(path: String, data: Data) throws {
         self.path = path
         var lines: [Line] = []
         try data.withUnsafeBytes { raw in
@@ -119,11 +119,11 @@ struct CatalogBucket {
     }
 
     /// Every claim: folder key → issue key.
-    func claims() -> [(key: String, owner: String)] {
+    package func claims() -> [(key: String, owner: String)] {
         lines.filter { $0.kind == .claim }.compactMap { line in claim(line.key).map { (line.key, $0) } }
     }
 
-    static func decodeIssue(_ line: Line, path: String) throws -> Issue {
+    package static func decodeIssue(_ line: Line, path: String) throws -> Issue {
         // The record runs from its value's start to the line's closing brace (checked when read).
         try line.bytes[line.valueStart..<(line.bytes.count - 1)].withUnsafeBufferPointer {
             try IssueRecord.decode($0, path: path)
@@ -166,7 +166,7 @@ struct CatalogBucket {
     }
 
     /// The file's bytes: lines sorted by key (issues before claims of an equal key).
-    func encoded() -> [UInt8] {
+    package func encoded() -> [UInt8] {
         var out: [UInt8] = []
         out.reserveCapacity(lines.reduce(0) { $0 + $1.bytes.count + 1 })
         for line in lines.sorted(by: { ($0.key, $0.kind == .claim ? 1 : 0) < ($1.key, $1.kind == .claim ? 1 : 0) }) {

@@ -59,7 +59,7 @@ package enum CatalogIndex {
         package var summary: IssueSummary
         /// Where the `issue` object's bytes are in the index file.
         package var recordOffset: Int
-        var recordLength: Int32
+        package var recordLength: Int32
         /// Where the whole line (with its newline) is.
         var lineOffset: Int
         var lineLength: Int32
@@ -78,7 +78,7 @@ package enum CatalogIndex {
     }
 
     /// The line recording `issue` as it now is.
-    static func line(key: String, issue: Issue, into writer: inout JSONWriter) {
+    package static func line(key: String, issue: Issue, into writer: inout JSONWriter) {
         let summary = IssueSummary(issue)
         writer.raw("{")
         writer.key("key", first: true)
@@ -121,14 +121,14 @@ package enum CatalogIndex {
     }
 
     /// What one line says.
-    enum Line {
+    package enum Line {
         case header(liveBytes: Int)
         case issue(Entry)
         case removed(key: Key)
     }
 
     /// Parses one line (without its newline) that starts at `offset` in the file.
-    static func parse(_ line: UnsafeBufferPointer<UInt8>, offset: Int) throws -> Line {
+    package static func parse(_ line: UnsafeBufferPointer<UInt8>, offset: Int) throws -> Line {
         var reader = JSONReader(bytes: line)
         try reader.expect(UInt8(ascii: "{"))
         var key: Key?

@@ -38,7 +38,7 @@ package enum IssueRecord {
     }
 
     /// The record file's bytes: sorted keys, one line, a trailing newline.
-    static func encode(_ issue: Issue) -> [UInt8] {
+    package static func encode(_ issue: Issue) -> [UInt8] {
         var writer = JSONWriter(capacity: 256 + issue.assets.count * 256)
         issue.write(to: &writer)
         writer.raw("\n")

@@ -4,7 +4,7 @@
 /// swift-system's `FilePath.Component` accepts `..`; this type does not.
 package struct SafePathComponent: Hashable, Sendable, CustomStringConvertible {
     /// Leaves room under NAME_MAX (255) for a uniqueness suffix and temporary-name decorations.
-    static let maxUTF8Length = 120
+    package static let maxUTF8Length = 120
 
     package let value: String
     package var description: String { value }
@@ -37,7 +37,7 @@ package struct SafePathComponent: Hashable, Sendable, CustomStringConvertible {
 
     private init(unchecked: String) { value = unchecked }
 
-    static func isSafe(_ text: String) -> Bool {
+    package static func isSafe(_ text: String) -> Bool {
         // By byte: "." with a combining mark is one Character, yet the file name still starts with a dot.
         guard !text.isEmpty, text.utf8.count <= maxUTF8Length, text.utf8.first != UInt8(ascii: ".") else {
             return false

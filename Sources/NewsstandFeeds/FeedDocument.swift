@@ -49,9 +49,9 @@ package struct FeedAsset: Sendable, Equatable {
     /// Whether to unpack it (catalog format only); nil means the library's default.
     package var unpack: Bool?
     /// The length the feed announces, when it does (never trusted, only shown).
-    var length: Int64?
+    package var length: Int64?
     /// The MIME type the feed announces, when it does.
-    var mimeType: String?
+    package var mimeType: String?
 }
 
 /// What a fetched body turned out to be.
@@ -68,13 +68,13 @@ package struct FeedLimits: Sendable, Equatable {
     /// The largest body read, in bytes (32 MiB).
     package var maxBodyBytes: Int = 32 << 20
     /// The longest text field kept (title, id); longer ones are cut at a character boundary.
-    var maxFieldBytes: Int = 4096
+    package var maxFieldBytes: Int = 4096
     /// The longest URL accepted; longer ones drop the asset.
-    var maxURLBytes: Int = 8192
+    package var maxURLBytes: Int = 8192
     /// The most items read from one feed; the rest are ignored.
-    var maxItems: Int = 100_000
+    package var maxItems: Int = 100_000
     /// The most assets kept per item.
-    var maxAssetsPerItem: Int = 64
+    package var maxAssetsPerItem: Int = 64
 
     package init() {}
 }

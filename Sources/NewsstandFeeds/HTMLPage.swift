@@ -2,12 +2,12 @@ import Foundation
 
 /// An HTML page where a feed was expected: recognised by its start, and read leniently (HTML need not be
 /// well-formed XML) for the feeds it links: `<link rel="alternate" type="application/rss+xml" href="…">`.
-enum HTMLPage {
+package enum HTMLPage {
     static let feedTypes: Set<String> = [
         "application/rss+xml", "application/atom+xml", "application/feed+json", "application/json",
     ]
     /// The most alternates kept from one page.
-    static let maxAlternates = 32
+    package static let maxAlternates = 32
 
     /// True when `bytes`, after an XML declaration, comments and whitespace, start with an HTML doctype
     /// or an `<html` tag.
