@@ -152,8 +152,11 @@ FUZZ_SECONDS ?= 600
 FUZZ_NICE    ?= nice -n 19
 FUZZ_DIR     := .build-fuzz
 FUZZ_TARGETS := JSONReader CatalogRecord ContentRange RetryAfter ContentDisposition ArchivePath FeedParser
-FUZZ_BUILD   := $(FUZZ_NICE) $(SWIFT) build -c release --scratch-path $(FUZZ_DIR) --sanitize fuzzer --sanitize address \
-                -Xswiftc -DFUZZING -Xswiftc -g
+# `--sanitize fuzzer` tells SwiftPM that libFuzzer brings `main`; the sanitizers themselves go in one
+# `-sanitize=fuzzer,address`: swiftc keeps only the last of several `-sanitize=` flags, and SwiftPM's
+# `--sanitize fuzzer --sanitize address` loses the coverage counters (libFuzzer then sees no coverage at all).
+FUZZ_BUILD   := $(FUZZ_NICE) $(SWIFT) build -c release --scratch-path $(FUZZ_DIR) --sanitize fuzzer -Xswiftc -sanitize=fuzzer,address \
+                -Xswiftc -DFUZZING -Xswiftc -g -Xswiftc -use-ld=lld
 
 # Longest input tried: a few catalog records; a header line; a path up to PATH_MAX plus a link target;
 # a feed of a few items.

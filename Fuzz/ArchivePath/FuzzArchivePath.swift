@@ -73,5 +73,8 @@ private func resolve(_ path: [UInt8], from depth: Int, separators: Set<UInt8>) -
 
 // Built for fuzzing, libFuzzer has the main and calls the function above; built plainly, this replays inputs.
 #if !FUZZING
-    FuzzDriver.replay(fuzzArchivePath)
+    @main
+    enum Replay {
+        static func main() { FuzzDriver.replay(fuzzArchivePath) }
+    }
 #endif

@@ -192,5 +192,8 @@ private func rfc3339(_ date: Date) -> String? {
 
 // Built for fuzzing, libFuzzer has the main and calls the function above; built plainly, this replays inputs.
 #if !FUZZING
-    FuzzDriver.replay(fuzzFeedParser)
+    @main
+    enum Replay {
+        static func main() { FuzzDriver.replay(fuzzFeedParser) }
+    }
 #endif

@@ -18,5 +18,8 @@ public func fuzzRetryAfter(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
 
 // Built for fuzzing, libFuzzer has the main and calls the function above; built plainly, this replays inputs.
 #if !FUZZING
-    FuzzDriver.replay(fuzzRetryAfter)
+    @main
+    enum Replay {
+        static func main() { FuzzDriver.replay(fuzzRetryAfter) }
+    }
 #endif

@@ -65,5 +65,8 @@ private func write(_ value: JSONValue, into writer: inout JSONWriter) -> Bool {
 
 // Built for fuzzing, libFuzzer has the main and calls the function above; built plainly, this replays inputs.
 #if !FUZZING
-    FuzzDriver.replay(fuzzJSONReader)
+    @main
+    enum Replay {
+        static func main() { FuzzDriver.replay(fuzzJSONReader) }
+    }
 #endif

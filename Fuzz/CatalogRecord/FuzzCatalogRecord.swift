@@ -62,5 +62,8 @@ public func fuzzCatalogRecord(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CIn
 
 // Built for fuzzing, libFuzzer has the main and calls the function above; built plainly, this replays inputs.
 #if !FUZZING
-    FuzzDriver.replay(fuzzCatalogRecord)
+    @main
+    enum Replay {
+        static func main() { FuzzDriver.replay(fuzzCatalogRecord) }
+    }
 #endif

@@ -40,5 +40,8 @@ private func checkComponent(_ name: String, header: String) {
 
 // Built for fuzzing, libFuzzer has the main and calls the function above; built plainly, this replays inputs.
 #if !FUZZING
-    FuzzDriver.replay(fuzzContentDisposition)
+    @main
+    enum Replay {
+        static func main() { FuzzDriver.replay(fuzzContentDisposition) }
+    }
 #endif

@@ -31,5 +31,8 @@ public func fuzzContentRange(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt
 
 // Built for fuzzing, libFuzzer has the main and calls the function above; built plainly, this replays inputs.
 #if !FUZZING
-    FuzzDriver.replay(fuzzContentRange)
+    @main
+    enum Replay {
+        static func main() { FuzzDriver.replay(fuzzContentRange) }
+    }
 #endif
