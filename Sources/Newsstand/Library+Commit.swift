@@ -1,5 +1,6 @@
 import NewsstandCatalog
 import NewsstandDownload
+
 /// Group commit: catalog changes queued while a write is in flight go out together in the next one,
 /// so fifty downloads finishing at once cost a few lock acquisitions and flushes, not fifty.
 extension Library {

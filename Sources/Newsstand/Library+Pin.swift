@@ -1,5 +1,6 @@
 import NewsstandCore
 import NewsstandDownload
+
 /// Pinning: NewsstandKit's `currentlyReadingIssue`, for as many issues as the user likes. A pinned
 /// issue is never pruned.
 extension Library {

@@ -1,4 +1,5 @@
 import NewsstandCore
+
 /// Where one asset of an issue stands, read from the catalog without decoding its issue's other assets:
 /// what a download reads as it starts each asset, to find out whether another process finished or
 /// removed it since the run chose it.

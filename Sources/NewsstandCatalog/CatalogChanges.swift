@@ -1,4 +1,5 @@
 import NewsstandCore
+
 /// A change to stage in a catalog write (queued for a group commit); returns false when what it meant to
 /// change is gone (removed).
 package typealias CatalogChange = @Sendable (inout CatalogChanges) throws -> Bool

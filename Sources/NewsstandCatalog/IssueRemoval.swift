@@ -1,4 +1,5 @@
 import NewsstandCore
+
 /// Removes a batch of issues in the order of ``Library/removeIssue(named:)``, for `prune` and for
 /// `verify --repair` (which finishes removals a crash cut short). Blocking.
 ///
