@@ -13,7 +13,7 @@ import NewsstandCore
 /// ```
 package enum IssueRecord {
     /// The schema version written into each record; a record with a higher one is refused.
-    static let version: Int64 = 2
+    package static let version: Int64 = 2
 
     /// Decodes one record file's bytes.
     /// - Throws: `.manifestUnreadable` or `.manifestFromNewerVersion` naming `path`.

@@ -95,7 +95,7 @@ import Testing
                 #expect(asset.redactedHeaders["Authorization"] == "Bearer …(redacted)")
                 #expect(asset.redactedHeaders["Cookie"] == "…(redacted)")
 
-                let json = library.json(for: issue)
+                let json = try ReportJSON.text(library.report(for: issue), compact: true)
                 #expect(json.contains("\"Authorization\":\"Bearer …(redacted)\""))
                 #expect(!json.contains("s3cr3t") && !json.contains("abc123") && !json.contains("morning"))
 

@@ -285,7 +285,8 @@ import Testing
             try FileManager.default.removeItem(atPath: layout.index)  // rebuilt from the record
             #expect(try await library.summaries().first?.bytes == Int64.max)
             let shown = try #require(try await library.issue(named: "Huge"))
-            #expect(library.json(for: shown).contains("\"bytes\":\(Int64.max)"))
+            #expect(library.report(for: shown).bytes == Int64.max)
+            #expect(try ReportJSON.text(library.report(for: shown), compact: true).contains("\"bytes\":\(Int64.max)"))
         }
     }
 

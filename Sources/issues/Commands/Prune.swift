@@ -49,7 +49,7 @@ struct Prune: AsyncParsableCommand {
         let policy = PrunePolicy(keep: keep, olderThanDays: olderThan, maxBytes: maxBytes?.bytes)
         let report = try await library.prune(policy, dryRun: dryRun)
         if output.json {
-            Terminal.output(PruneOutput.json(report))
+            Terminal.output(try ReportJSON.text(report))
         } else {
             Terminal.output(PruneOutput.text(report, budget: maxBytes?.bytes))
         }
@@ -58,31 +58,6 @@ struct Prune: AsyncParsableCommand {
 
 /// What `prune` prints.
 enum PruneOutput {
-    static func json(_ report: PruneReport) -> String {
-        let object: [String: Any] = [
-            "dryRun": report.dryRun,
-            "bytesFreed": report.bytesFreed,
-            "bytesBefore": report.bytesBefore,
-            "bytesAfter": report.bytesAfter,
-            "overBudget": report.overBudget,
-            "removed": report.removed.map { removal -> [String: Any] in
-                [
-                    "name": removal.name, "date": removal.date.description, "group": removal.group,
-                    "bytes": removal.bytes, "reasons": removal.reasons.map(\.rawValue),
-                ]
-            },
-            "spared": report.spared.map { spared -> [String: Any] in
-                [
-                    "name": spared.name, "date": spared.date.description, "protection": spared.protection.rawValue,
-                    "reasons": spared.reasons.map(\.rawValue),
-                ]
-            },
-        ]
-        guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .prettyPrinted])
-        else { return "{}" }
-        return String(decoding: data, as: UTF8.self)
-    }
-
     static func text(_ report: PruneReport, budget: Int64?) -> String {
         var lines: [String] = []
         let verb = report.dryRun ? "would remove" : "removed"

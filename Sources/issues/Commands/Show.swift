@@ -17,7 +17,7 @@ struct Show: AsyncParsableCommand {
             throw NewsstandError(.issueNotFound, "no issue named \(name.debugDescription) in \(library.rootURL.path)")
         }
         if output.json {
-            Terminal.output(library.json(for: issue))
+            Terminal.output(try ReportJSON.text(library.report(for: issue), compact: true))
         } else {
             var subscription: String?
             if let origin = issue.origin {

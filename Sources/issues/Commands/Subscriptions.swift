@@ -20,7 +20,7 @@ struct Subscriptions: AsyncParsableCommand {
             return
         }
         if output.json {
-            Terminal.output(library.json(for: subscriptions))
+            Terminal.output(try ReportJSON.text(library.reports(for: subscriptions), compact: true))
             return
         }
         guard !subscriptions.isEmpty else {

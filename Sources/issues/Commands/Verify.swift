@@ -38,19 +38,7 @@ struct Verify: AsyncParsableCommand {
             issues: names.isEmpty ? nil : names,
             options: VerifyOptions(repair: repair, removeOrphans: removeOrphans, deep: deep))
         if output.json {
-            var problems: [[String: Any]] = []
-            for problem in report.problems {
-                problems.append([
-                    "kind": problem.kind.rawValue, "path": problem.path, "detail": problem.detail,
-                    "repaired": problem.repaired,
-                ])
-            }
-            let object: [String: Any] = [
-                "issuesChecked": report.issuesChecked, "contentChecked": report.contentChecked,
-                "skippedInFlight": report.skippedInFlight, "clean": report.isClean, "problems": problems,
-            ]
-            let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .prettyPrinted])
-            Terminal.output(String(decoding: data, as: UTF8.self))
+            Terminal.output(try ReportJSON.text(report))
         } else {
             var lines: [String] = []
             for problem in report.problems {
