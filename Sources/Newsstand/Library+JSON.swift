@@ -139,21 +139,8 @@ extension Library {
 
     /// Writes all of `bytes`; a reader that went away (`EPIPE`, as with `| head`) ends the output quietly.
     static func write(_ bytes: [UInt8], to fd: Int32) throws {
-        try bytes.withUnsafeBytes { buffer in
-            var offset = 0
-            while offset < buffer.count {
-                let n = Glibc.write(fd, buffer.baseAddress.map { $0 + offset }, buffer.count - offset)
-                if n >= 0 {
-                    offset += n
-                    continue
-                }
-                switch errno {
-                case EINTR: continue
-                case EPIPE: return
-                case let code: throw NewsstandError.posix(code, "cannot write", path: "standard output")
-                }
-            }
-        }
+        guard let code = bytes.withUnsafeBytes({ POSIX.writeAllOrErrno(fd, $0) }), code != EPIPE else { return }
+        throw NewsstandError.posix(code, "cannot write", path: "standard output")
     }
 }
 

@@ -85,15 +85,7 @@ package enum ZipCentralDirectory {
 
     private static func read(_ fd: Int32, count: Int, at offset: Int64) -> [UInt8]? {
         var buffer = [UInt8](repeating: 0, count: count)
-        var filled = 0
-        while filled < count {
-            let got = buffer.withUnsafeMutableBytes { raw in
-                pread(fd, raw.baseAddress.map { $0 + filled }, count - filled, off_t(offset) + off_t(filled))
-            }
-            if got < 0, errno == EINTR { continue }
-            guard got > 0 else { return nil }
-            filled += got
-        }
-        return buffer
+        let filled = buffer.withUnsafeMutableBytes { POSIX.readFully(fd, into: $0, at: offset) }
+        return filled == count ? buffer : nil
     }
 }

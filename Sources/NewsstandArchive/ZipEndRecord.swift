@@ -1,5 +1,6 @@
 internal import CSystemShims  // `struct stat` and its members (<sys/stat.h>)
 import Glibc
+import NewsstandCore
 
 /// Checks that a ZIP file ends with an end-of-central-directory record.
 ///
@@ -91,25 +92,8 @@ enum ZipEndRecord {
         throws(ArchiveError) -> [UInt8]
     {
         var buffer = [UInt8](repeating: 0, count: count)
-        var filled = 0
-        while filled < count {
-            let got = buffer.withUnsafeMutableBytes { raw -> Int in
-                guard let base = raw.baseAddress else {
-                    return 0
-                }
-                return pread(descriptor, base + filled, count - filled, off_t(offset) + off_t(filled))
-            }
-            if got < 0 && errno == EINTR {
-                continue
-            }
-            guard got > 0 else {
-                if got == 0 {
-                    break
-                }
-                throw ArchiveError.system(errno, "cannot read", archivePath: archivePath)
-            }
-            filled += got
-        }
+        let filled = buffer.withUnsafeMutableBytes { POSIX.readFully(descriptor, into: $0, at: offset) }
+        guard filled >= 0 else { throw ArchiveError.system(errno, "cannot read", archivePath: archivePath) }
         return Array(buffer.prefix(filled))
     }
 }

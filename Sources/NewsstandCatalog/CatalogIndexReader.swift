@@ -47,12 +47,9 @@ package final class CatalogIndexReader {
         while true {
             if filled == buffer.count { buffer.append(contentsOf: repeatElement(0, count: buffer.count)) }
             let n = buffer.withUnsafeMutableBytes { raw in
-                pread(fd, raw.baseAddress.map { $0 + filled }, raw.count - filled, off_t(fileOffset + filled))
+                POSIX.retrying { pread(fd, raw.baseAddress.map { $0 + filled }, raw.count - filled, off_t(fileOffset + filled)) }
             }
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw NewsstandError.posix(errno, "cannot read", path: path)
-            }
+            if n < 0 { throw NewsstandError.posix(errno, "cannot read", path: path) }
             if n == 0 { return filled > 0 }
             filled += n
             var start = 0
@@ -141,16 +138,10 @@ package final class CatalogIndexReader {
     private func read(offset: Int, length: Int, into buffer: inout [UInt8]) throws {
         buffer.removeAll(keepingCapacity: true)
         buffer.append(contentsOf: repeatElement(0, count: length))
-        var done = 0
-        while done < length {
-            let n = buffer.withUnsafeMutableBytes { raw in
-                pread(fd, raw.baseAddress.map { $0 + done }, length - done, off_t(offset + done))
-            }
-            if n < 0, errno == EINTR { continue }
-            guard n > 0 else {
-                throw NewsstandError(.manifestUnreadable, "\(path) ended inside a record; run `issues verify --repair`")
-            }
-            done += n
+        let done = buffer.withUnsafeMutableBytes { POSIX.readFully(fd, into: $0, at: Int64(offset)) }
+        if done < 0 { throw NewsstandError.posix(errno, "cannot read", path: path) }
+        guard done == length else {
+            throw NewsstandError(.manifestUnreadable, "\(path) ended inside a record; run `issues verify --repair`")
         }
     }
 

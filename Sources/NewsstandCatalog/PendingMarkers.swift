@@ -91,7 +91,7 @@ extension Catalog {
     /// Links the marker at `path` to `anchor`. A marker already there for the same key stays, but a symlink
     /// (version 2's form) is replaced by a link, atomically, so that the anchor counts it.
     private func addMarker(_ path: String, key: String, anchor: String) throws {
-        while link(anchor, path) != 0 {
+        while POSIX.retrying({ link(anchor, path) }) != 0 {
             switch errno {
             case EEXIST:
                 var info = stat()
@@ -105,8 +105,6 @@ extension Catalog {
                     return
                 }
                 try POSIX.unlinkIfPresent(path)
-            case EINTR:
-                continue
             default:
                 // No hard links here (EPERM on some file systems) or too many (EMLINK): a symlink.
                 return try setLink(path, to: key)

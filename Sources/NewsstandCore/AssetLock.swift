@@ -42,9 +42,8 @@ package final class AssetLock: Sendable {
         let path = layout.assetLocks
         let fd = try POSIX.open(path, O_RDWR | O_CREAT | O_NOFOLLOW)  // never a file elsewhere, through a link
         for id in ids {
-            while newsstand_try_lock_byte(fd, offset(of: id)) != 0 {
+            if POSIX.retrying({ newsstand_try_lock_byte(fd, offset(of: id)) }) != 0 {
                 let code = errno
-                if code == EINTR { continue }
                 _ = close(fd)  // drops the bytes locked so far
                 if code == EAGAIN || code == EACCES { return nil }
                 throw NewsstandError.posix(code, "cannot lock", path: path)
@@ -59,11 +58,7 @@ package final class AssetLock: Sendable {
         let fd = open(layout.assetLocks, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
         guard fd >= 0 else { return false }  // no lock file: no one has ever locked an asset here
         defer { _ = close(fd) }
-        while true {
-            let held = newsstand_byte_is_locked(fd, offset(of: id))
-            if held >= 0 { return held == 1 }
-            if errno != EINTR { return false }
-        }
+        return POSIX.retrying { newsstand_byte_is_locked(fd, offset(of: id)) } == 1
     }
 
     /// The byte standing for asset `id`: FNV-1a (64-bit) of the id, kept below 2^62 so that it is a valid

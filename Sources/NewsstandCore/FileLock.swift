@@ -61,11 +61,8 @@ package final class FileLock: Sendable {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return false }
         defer { _ = close(fd) }
-        while true {
-            if flock(fd, LOCK_EX | LOCK_NB) == 0 { return false }  // closing the descriptor releases it
-            if errno == EINTR { continue }
-            return errno == EWOULDBLOCK
-        }
+        if POSIX.retrying({ flock(fd, LOCK_EX | LOCK_NB) }) == 0 { return false }  // closing the descriptor releases it
+        return errno == EWOULDBLOCK
     }
 
     deinit {

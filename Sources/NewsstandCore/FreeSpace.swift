@@ -21,9 +21,7 @@ package enum FreeSpace {
     /// The corresponding C function is `statvfs`.
     package static func figures(at path: String) -> Figures? {
         var info = statvfs()
-        while statvfs(path, &info) != 0 {
-            if errno != EINTR { return nil }
-        }
+        guard POSIX.retrying({ statvfs(path, &info) }) == 0 else { return nil }
         let unit = Int64(info.f_frsize == 0 ? info.f_bsize : info.f_frsize)
         let (available, overflowA) = Int64(clamping: info.f_bavail).multipliedReportingOverflow(by: unit)
         let (total, overflowT) = Int64(clamping: info.f_blocks).multipliedReportingOverflow(by: unit)

@@ -18,13 +18,45 @@ package enum POSIX {
     /// Calls `body` until it stops failing with `EINTR`; a `-1` result throws, naming `operation` and `path`.
     @discardableResult
     package static func call<T: FixedWidthInteger>(_ operation: String, path: String, _ body: () -> T) throws -> T {
+        let result = retrying(body)
+        if result != -1 { return result }
+        throw NewsstandError.posix(errno, operation, path: path)
+    }
+
+    /// Calls `body` again while it fails with `EINTR` (a `-1` result); returns its last result, with `errno` as
+    /// it left it. The one EINTR loop of the package: the throwing wrappers above and every other call use it.
+    package static func retrying<T: FixedWidthInteger>(_ body: () -> T) -> T {
         while true {
             let result = body()
-            if result != -1 { return result }
-            let code = errno
-            if code == EINTR { continue }
-            throw NewsstandError.posix(code, operation, path: path)
+            if result == -1, errno == EINTR { continue }
+            return result
         }
+    }
+
+    /// Reads `buffer.count` bytes at `offset`, stopping early only at the end of the file: the bytes read,
+    /// or -1 with `errno` set.
+    package static func readFully(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) -> Int {
+        var done = 0
+        while done < buffer.count {
+            let n = retrying { Glibc.pread(fd, buffer.baseAddress.map { $0 + done }, buffer.count - done, off_t(offset) + off_t(done)) }
+            if n < 0 { return -1 }
+            if n == 0 { break }
+            done += n
+        }
+        return done
+    }
+
+    /// Writes all of `bytes`: nil when done, else the `errno` of the failure (`EPIPE` when the reader left),
+    /// for callers that decide per errno; ``writeAll(_:_:path:)`` throws instead.
+    package static func writeAllOrErrno(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) -> Int32? {
+        var offset = 0
+        while offset < bytes.count {
+            let n = retrying { Glibc.write(fd, bytes.baseAddress.map { $0 + offset }, bytes.count - offset) }
+            if n < 0 { return errno }
+            if n == 0 { return EIO }
+            offset += n
+        }
+        return nil
     }
 
     /// Like ``call(_:path:_:)``, but a failure with `expected` returns nil instead of throwing (`ENOENT` for
@@ -32,14 +64,11 @@ package enum POSIX {
     static func call<T: FixedWidthInteger>(
         _ operation: String, path: String, unlessFailingWith expected: Int32, _ body: () -> T
     ) throws -> T? {
-        while true {
-            let result = body()
-            if result != -1 { return result }
-            let code = errno
-            if code == EINTR { continue }
-            if code == expected { return nil }
-            throw NewsstandError.posix(code, operation, path: path)
-        }
+        let result = retrying(body)
+        if result != -1 { return result }
+        let code = errno
+        if code == expected { return nil }
+        throw NewsstandError.posix(code, operation, path: path)
     }
 
     /// What an `errno` value means, in the C library's words (`strerror`), such as "No space left on device".
@@ -59,13 +88,7 @@ package enum POSIX {
 
     /// Writes every byte of `buffer` at the current offset. The corresponding C function is `write`.
     package static func writeAll(_ fd: Int32, _ buffer: UnsafeRawBufferPointer, path: String) throws {
-        var offset = 0
-        while offset < buffer.count {
-            let written = try call("cannot write", path: path) {
-                Glibc.write(fd, buffer.baseAddress.map { $0 + offset }, buffer.count - offset)
-            }
-            offset += written
-        }
+        if let code = writeAllOrErrno(fd, buffer) { throw NewsstandError.posix(code, "cannot write", path: path) }
     }
 
     /// Flushes `fd` to stable storage. The corresponding C function is `fsync`.

@@ -2,6 +2,7 @@ import Foundation
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+internal import NewsstandCore  // POSIX.retrying
 import Synchronization
 
 /// The selected representation of a path.
@@ -121,11 +122,9 @@ final class OpenFile: Sendable {
             while buffer.readableBytes < count {
                 let done = buffer.readableBytes
                 let got = try buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: count - done) { raw in
-                    while true {
-                        let result = pread(fd, raw.baseAddress, count - done, off_t(offset + Int64(done)))
-                        if result >= 0 { return result }
-                        if errno != EINTR { throw TestHTTPServerError.systemCall("pread", errno: errno) }
-                    }
+                    let result = POSIX.retrying { pread(fd, raw.baseAddress, count - done, off_t(offset + Int64(done))) }
+                    if result < 0 { throw TestHTTPServerError.systemCall("pread", errno: errno) }
+                    return result
                 }
                 if got == 0 { throw TestHTTPServerError.fileShrank }
             }

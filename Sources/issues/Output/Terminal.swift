@@ -58,15 +58,8 @@ enum Terminal {
 
     static func write(_ text: String, to fd: Int32) {
         var text = text
-        text.withUTF8 { buffer in
-            var offset = 0
-            while offset < buffer.count {
-                let n = Glibc.write(fd, buffer.baseAddress.map { $0 + offset }, buffer.count - offset)
-                if n < 0, errno == EINTR { continue }
-                if n <= 0 { return }  // stdout closed (e.g. `| head`): nothing useful left to do
-                offset += n
-            }
-        }
+        // A closed stdout (e.g. `| head`) leaves nothing useful to do: the error is dropped.
+        text.withUTF8 { _ = POSIX.writeAllOrErrno(fd, UnsafeRawBufferPointer($0)) }
     }
 }
 
