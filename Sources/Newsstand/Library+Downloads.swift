@@ -129,7 +129,7 @@ extension Library {
             }
             return try catalog.write { changes -> [WorkItem] in
                 for name in names ?? [] where try changes.issue(named: name) == nil {
-                    throw NewsstandError(.issueNotFound, "no issue named \(name.debugDescription) in \(root)")
+                    throw NewsstandError.issueNotFound(name, in: root)
                 }
                 var items: [WorkItem] = []
                 var seen = Set<String>()

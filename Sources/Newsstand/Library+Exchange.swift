@@ -99,7 +99,7 @@ extension Library {
             if let names {
                 for name in names {
                     guard let issue = try catalog.issue(named: name), !issue.isBeingRemoved else {
-                        throw NewsstandError(.issueNotFound, "no issue named \(name.debugDescription) in \(root)")
+                        throw NewsstandError.issueNotFound(name, in: root)
                     }
                     issues.append(issue)
                 }

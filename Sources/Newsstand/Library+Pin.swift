@@ -20,7 +20,7 @@ extension Library {
                 var result: [Issue] = []
                 for name in names {
                     guard var issue = try changes.issue(named: name), !issue.isBeingRemoved else {
-                        throw NewsstandError(.issueNotFound, "no issue named \(name.debugDescription) in \(root)")
+                        throw NewsstandError.issueNotFound(name, in: root)
                     }
                     if issue.isPinned != pinned {
                         issue.isPinned = pinned

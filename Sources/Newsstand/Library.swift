@@ -230,7 +230,7 @@ public actor Library {
     }
 
     nonisolated func notFound(_ name: String) -> NewsstandError {
-        NewsstandError(.issueNotFound, "no issue named \(name.debugDescription) in \(layout.root)")
+        NewsstandError.issueNotFound(name, in: layout.root)
     }
 
     // MARK: - Changing the catalog

@@ -38,7 +38,7 @@ package final class CatalogVerifier {
             for name in names {
                 let key = Catalog.key(for: name)
                 guard let issue = issues[key], issue.name == name else {
-                    throw NewsstandError(.issueNotFound, "no issue named \(name.debugDescription) in \(layout.root)")
+                    throw NewsstandError.issueNotFound(name, in: layout.root)
                 }
                 selected?.insert(key)
             }

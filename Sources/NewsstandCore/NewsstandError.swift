@@ -121,6 +121,11 @@ extension NewsstandError {
         let code: Code = (errnoValue == ENOSPC || errnoValue == EFBIG || errnoValue == EDQUOT) ? .diskFull : .io
         return NewsstandError(code, "\(operation) \(path): \(POSIX.describe(errnoValue))", errno: errnoValue)
     }
+
+    /// The one "no such issue" error: every command and API call that names an issue says it the same way.
+    package static func issueNotFound(_ name: String, in root: String) -> NewsstandError {
+        NewsstandError(.issueNotFound, "no issue named \(name.debugDescription) in \(root)")
+    }
 }
 
 import Foundation

@@ -38,14 +38,8 @@ package enum FeedIdentity {
 }
 
 extension IssueDate {
-    /// The calendar day of `date` in UTC.
-    package static func utc(_ date: Date) -> IssueDate {
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = TimeZone(identifier: "UTC") ?? calendar.timeZone
-        let parts = calendar.dateComponents([.year, .month, .day], from: date)
-        return IssueDate(year: parts.year ?? 1970, month: parts.month ?? 1, day: parts.day ?? 1)
-            ?? IssueDate(year: 1970, month: 1, day: 1).unsafelyUnwrapped
-    }
+    /// The calendar day of `date` in UTC: the one rule of ``IssueDate/init(_:timeZone:)``.
+    package static func utc(_ date: Date) -> IssueDate { IssueDate(date, timeZone: .gmt) }
 }
 
 /// The outcome of matching a feed document against what a subscription has seen: which items are new,

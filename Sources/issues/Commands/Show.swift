@@ -14,7 +14,7 @@ struct Show: AsyncParsableCommand {
     func run() async throws {
         let library = try await libraryOptions.open(create: false)
         guard let issue = try await library.issue(named: name) else {
-            throw NewsstandError(.issueNotFound, "no issue named \(name.debugDescription) in \(library.rootURL.path)")
+            throw NewsstandError.issueNotFound(name, in: library.rootURL.path)
         }
         if output.json {
             Terminal.output(try ReportJSON.text(library.report(for: issue), compact: true))
