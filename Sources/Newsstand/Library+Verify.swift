@@ -16,6 +16,9 @@ public struct VerifyReport: Sendable {
             case staleFolderClaim
             /// A temporary file a killed writer left in the catalog: deleted.
             case staleTemporaryFile
+            /// `library.json`'s bucket depth disagrees with the bucket folders on disk (a restored or synced
+            /// marker): the records of every depth are merged into one, which `library.json` then names.
+            case bucketDepthMismatch
             /// An issue's content folder, or files an asset placed in it, are gone although the issue
             /// says they are there: the assets concerned are queued to be fetched again.
             case missingContent
@@ -113,6 +116,35 @@ extension Library {
             }
         }
     }
+
+    /// Resolves a disagreement between `library.json`'s bucket depth and the bucket folders on disk, which
+    /// ``open(at:configuration:logger:createIfMissing:)`` refuses: finishes a split its record names, or else
+    /// merges the records and claims of every depth into the deepest one and makes `library.json` name it (a key
+    /// found twice keeps the line written last). Reads every record; deletes a depth's folder only once its
+    /// lines are in the merged depth. What `verify --repair` does before it opens the library.
+    ///
+    /// Blocking work runs off the caller's executor; holds the library's lock while it runs.
+    /// - Parameter url: The library folder (nothing is created when there is none).
+    /// - Returns: A line saying what was merged, or nil when nothing disagreed (or there is no library).
+    /// - Throws: `.manifestUnreadable` naming a damaged bucket or marker (nothing is changed then), I/O errors.
+    public static func repairBucketDepths(at url: URL) async throws -> String? {
+        let layout = LibraryLayout(root: url.standardizedFileURL.path)
+        let catalog = Catalog(layout: layout, durable: true)
+        return try await runBlocking {
+            guard POSIX.exists(layout.manifest) else { return nil }
+            return try catalog.withLock { () -> String? in
+                guard case .current(let digits) = try catalog.readMarker(),
+                    catalog.depthsNeedSettling(current: digits)
+                else { return nil }
+                do {
+                    try catalog.settleDepths(current: digits)  // a split its record explains: nothing to merge
+                    return nil
+                } catch {
+                    return try catalog.mergeDepths()
+                }
+            }
+        }
+    }
 }
 
 /// The checks behind ``Library/verify(repair:)``, run under the catalog lock.
@@ -136,6 +168,13 @@ final class CatalogVerifier {
         if POSIX.exists(layout.intent) {
             note(.interruptedChange, layout.intent, "a change was cut short; its index lines are out of step") {
                 try catalog.recover()
+            }
+        }
+        if catalog.depthsNeedSettling(current: try catalog.currentDigits()) {
+            // Other depths may hold the only copy of records: merged, never deleted unread. First, so that the
+            // checks below read the depth in force.
+            note(.bucketDepthMismatch, layout.catalog, "bucket folders of another depth than library.json's") {
+                _ = try catalog.mergeDepths()
             }
         }
         let digits = try catalog.currentDigits()
@@ -307,11 +346,6 @@ final class CatalogVerifier {
                 note(.staleTemporaryFile, path, "a temporary file left by a killed writer") {
                     try POSIX.unlinkIfPresent(path)
                 }
-            }
-        }
-        for folder in catalog.staleBucketFolders(current: digits) {
-            note(.staleTemporaryFile, folder, "bucket folders of a split that was cut short") {
-                try TreeRemover.remove(folder)
             }
         }
         if POSIX.exists(layout.catalogUpgrade) {

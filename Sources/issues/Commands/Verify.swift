@@ -33,12 +33,20 @@ struct Verify: AsyncParsableCommand {
     var deep = false
 
     func run() async throws {
+        // A bucket depth that disagrees with library.json makes opening refuse the library: merged first.
+        let merged = repair ? try await Library.repairBucketDepths(at: libraryOptions.resolvedURL()) : nil
         let library = try await libraryOptions.open(create: false)
         let report = try await library.verify(
             issues: names.isEmpty ? nil : names,
             options: VerifyOptions(repair: repair, removeOrphans: removeOrphans, deep: deep))
         if output.json {
             var problems: [[String: Any]] = []
+            if let merged {
+                problems.append([
+                    "kind": VerifyReport.Problem.Kind.bucketDepthMismatch.rawValue, "path": library.rootURL.path,
+                    "detail": merged, "repaired": true,
+                ])
+            }
             for problem in report.problems {
                 problems.append([
                     "kind": problem.kind.rawValue, "path": problem.path, "detail": problem.detail,
@@ -53,6 +61,7 @@ struct Verify: AsyncParsableCommand {
             Terminal.output(String(decoding: data, as: UTF8.self))
         } else {
             var lines: [String] = []
+            if let merged { lines.append("repaired: \(VerifyReport.Problem.Kind.bucketDepthMismatch.rawValue): \(merged)") }
             for problem in report.problems {
                 lines.append("\(problem.repaired ? "repaired" : "problem "): \(problem.kind.rawValue): \(problem.detail) (\(problem.path))")
             }
