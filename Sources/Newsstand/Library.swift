@@ -66,9 +66,9 @@ public actor Library {
             }
             try catalog.prepare(create: createIfMissing)
             // Folders of removals cut short (a kill after the catalog let go of them) go with the next command of
-            // any kind, not only the next download with work. One lstat when there is none; a removal running
-            // in another process at the same time is not disturbed (the removal tolerates names already gone).
-            if POSIX.exists(layout.trash) { try? TreeRemover.remove(layout.trash) }
+            // any kind, not only the next download with work. One lstat when there is none; skipped while a
+            // removal in another process is renaming into the trash (see `Trash`). A failure only delays it.
+            try? Trash.sweep(layout)
         }
         return Library(rootURL: root, configuration: configuration, logger: logger, catalog: catalog)
     }
@@ -323,7 +323,9 @@ public actor Library {
         for task in running { _ = await task.value }
         try await runBlocking {
             let content = layout.contentFolder(issue.folderName)
-            try POSIX.makeDirectory(layout.trash)
+            // Held until the folder renamed into the trash is deleted: no sweep deletes it under us.
+            let trash = try Trash.hold(layout)
+            defer { withExtendedLifetime(trash) {} }
             try POSIX.makeDirectory(layout.staging)
             let trashed = "\(layout.trash)/\(issue.folderName)-\(UInt32.random(in: 0...UInt32.max))"
             do {

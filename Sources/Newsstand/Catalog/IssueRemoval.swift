@@ -50,10 +50,13 @@ struct IssueRemoval {
         var outcome = Outcome()
         try POSIX.makeDirectory(layout.downloads)
         try POSIX.makeDirectory(layout.staging)
-        try POSIX.makeDirectory(layout.trash)
+        // Held until the folders renamed into the trash are deleted: no sweep deletes them under us.
+        let trash = try Trash.hold(layout)
+        defer { withExtendedLifetime(trash) {} }
         var locks: [FileLock] = []
         var assetLocks: [AssetLock] = []
         var lockedNames: [String] = []
+        var lockedFolders: [String: String] = [:]  // name → folder name
         for issue in issues {
             guard let issueLock = try FileLock.try(path: layout.issueLock(issue.folderName)) else {
                 outcome.spared.append((issue, .inFlight))
@@ -67,14 +70,19 @@ struct IssueRemoval {
             locks.append(issueLock)
             assetLocks.append(held)
             lockedNames.append(issue.name)
+            lockedFolders[issue.name] = issue.folderName
         }
         defer { withExtendedLifetime((locks, assetLocks)) {} }
         guard !lockedNames.isEmpty else { return outcome }
 
+        var gone: [String] = []
         let marked = try write { changes -> [Issue] in
             var marked: [Issue] = []
             for name in lockedNames {
-                guard var current = try changes.issue(named: name) else { continue }
+                guard var current = try changes.issue(named: name) else {
+                    gone.append(name)
+                    continue
+                }
                 if !current.isBeingRemoved {
                     guard markFirst else { continue }
                     if current.isPinned {
@@ -121,6 +129,10 @@ struct IssueRemoval {
             outcome.removed.append((issue, bytes))
         }
         for path in trashed { try TreeRemover.remove(path) }
+        // Removed by another process after this one listed them: taking their locks made the lock files again.
+        for name in gone {
+            if let folder = lockedFolders[name] { try POSIX.unlinkIfPresent(layout.issueLock(folder)) }
+        }
         return outcome
     }
 }
