@@ -312,6 +312,9 @@ public actor Library {
         let issue = try await runBlocking {
             try catalog.write { changes -> Issue in
                 guard var issue = try changes.issue(named: name) else { throw notFound }
+                // Every bucket the removal will rewrite (the record's, read above; the folder claim's) must be
+                // readable before the issue is marked: a damaged one stops it here, with nothing changed or moved.
+                _ = try changes.bucket(Catalog.folderKey(issue.folderName))
                 issue.isBeingRemoved = true
                 try changes.put(issue)
                 return issue
@@ -334,10 +337,13 @@ public actor Library {
                 let lock = try FileLock(path: layout.issueLock(issue.folderName))
                 defer { withExtendedLifetime(lock) {} }
                 try catalog.write { changes in
-                    if POSIX.exists(content) { try POSIX.rename(content, trashed) }
-                    CrashPoint.reached("remove-trashed")
+                    // Staged and validated first; the folder moves last, when nothing left can fail the change
+                    // but its own commit.
                     try changes.delete(named: name)
                     for id in ids { changes.clearPending(id) }
+                    try changes.readTouchedBuckets()
+                    if POSIX.exists(content) { try POSIX.rename(content, trashed) }
+                    CrashPoint.reached("remove-trashed")
                 }
             }
             for id in ids {

@@ -206,6 +206,58 @@ import Testing
         }
     }
 
+    /// The bucket file holding the folder claim line, when it holds nothing else (a name whose claim and
+    /// record fall into different buckets), with its bytes.
+    func loneClaimBucket(_ lib: URL) throws -> (path: String, bytes: Data)? {
+        let base = lib.path + "/.catalog/issues-2"
+        for name in try FileManager.default.contentsOfDirectory(atPath: base) where name.hasSuffix(".jsonl") {
+            let data = try Data(contentsOf: URL(fileURLWithPath: base + "/" + name))
+            let text = String(decoding: data, as: UTF8.self)
+            if text.contains("\"claim\":") && !text.contains("\"issue\":") { return (base + "/" + name, data) }
+        }
+        return nil
+    }
+
+    /// A damaged folder-claim line: `remove` used to move the content into the trash, fail on the claim's
+    /// bucket when it committed, and leave an intent that made every later `list` and `add` fail. Now the
+    /// removal reads every bucket it will rewrite first: it fails naming the bucket, and nothing moves.
+    @Test func aRemoveWithADamagedClaimLineMovesNothing() async throws {
+        try await withTemporaryDirectory { root in
+            var found: (lib: URL, name: String, claim: (path: String, bytes: Data))?
+            for i in 0..<20 where found == nil {
+                let lib = root.appendingPathComponent("lib\(i)")
+                let name = "Claimed \(i)"
+                #expect(try run(["add", name, "--date", "2026-11-20", "--asset", Self.url], lib).status == 0)
+                if let claim = try loneClaimBucket(lib) { found = (lib, name, claim) }
+            }
+            let (lib, name, claim) = try #require(found, "no name put its claim in a bucket of its own")
+            let folder = lib.path + "/" + name
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            try Data("page".utf8).write(to: URL(fileURLWithPath: folder + "/page.pdf"))
+            let damaged = String(decoding: claim.bytes, as: UTF8.self).replacingOccurrences(of: "\"claim\":\"", with: "\"claim\":!\"")
+            try Data(damaged.utf8).write(to: URL(fileURLWithPath: claim.path))
+
+            let r = try run(["remove", name], lib)
+            #expect(r.status == 1)
+            #expect(r.stderr.hasPrefix("error: ") && r.stderr.contains(claim.path), "\(r.stderr)")
+            #expect(FileManager.default.contents(atPath: folder + "/page.pdf") == Data("page".utf8))
+            let trash = (try? FileManager.default.contentsOfDirectory(atPath: lib.path + "/.trash")) ?? []
+            #expect(trash.filter { $0 != ".lock" }.isEmpty, "\(trash)")
+            #expect(!FileManager.default.fileExists(atPath: lib.path + "/.catalog/intent"))
+            let listed = try listed(lib)
+            #expect(listed[name] != nil && listed[name]?["removing"] == nil, "\(listed)")
+            #expect(try run(["add", "Other", "--date", "2026-11-21"], lib).status == 0)
+
+            // Once the line is mended, the removal goes through.
+            try claim.bytes.write(to: URL(fileURLWithPath: claim.path))
+            let again = try run(["remove", name], lib)
+            #expect(again.status == 0, "\(again.stderr)")
+            #expect(!FileManager.default.fileExists(atPath: folder))
+            #expect(Set(try self.listed(lib).keys) == ["Other"])
+            #expect(try run(["verify"], lib).status == 0)
+        }
+    }
+
     @Test func twentyConcurrentWritersToOneIssueLoseNothing() async throws {
         try await withTemporaryDirectory { lib in
             #expect(try run(["add", "Shared", "--date", "2026-11-20"], lib).status == 0)

@@ -54,6 +54,14 @@ struct CatalogChanges {
         return bucket
     }
 
+    /// Reads every bucket the commit will rewrite (the records and claims staged so far): a damaged one then
+    /// stops the change here, before a caller that moves files inside the write has moved anything.
+    /// - Throws: `.manifestUnreadable` naming the damaged bucket.
+    mutating func readTouchedBuckets() throws {
+        for key in order { _ = try bucket(key) }
+        for folderKey in claimChanges.keys.sorted() { _ = try bucket(folderKey) }
+    }
+
     /// Whether a live issue owns `folderName` (case-folded), counting this change's claims. A claim whose
     /// issue is gone, or now has another folder, is stale (a crash between its steps) and does not count.
     mutating func isFolderClaimed(_ folderName: String) throws -> Bool {

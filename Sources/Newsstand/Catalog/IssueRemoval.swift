@@ -89,6 +89,9 @@ struct IssueRemoval {
                         outcome.spared.append((current, .pinned))
                         continue
                     }
+                    // The folder claim's bucket too (the record's was read above): a damaged one stops the
+                    // prune here, before anything is marked or moved.
+                    _ = try changes.bucket(Catalog.folderKey(current.folderName))
                     current.isBeingRemoved = true
                     try changes.put(current)
                 }
@@ -100,6 +103,12 @@ struct IssueRemoval {
         let sizes = marked.map { IssueRemoval.bytesOnDisk(of: $0, layout: layout) }
         var trashed: [String] = []
         try write { changes in
+            // Staged and validated (every bucket readable) before any folder moves.
+            for issue in marked {
+                try changes.delete(named: issue.name)
+                for asset in issue.assets { changes.clearPending(asset.id) }
+            }
+            try changes.readTouchedBuckets()
             for issue in marked {
                 let content = layout.contentFolder(issue.folderName)
                 guard POSIX.exists(content) else { continue }
@@ -108,10 +117,6 @@ struct IssueRemoval {
                 trashed.append(target)
             }
             CrashPoint.reached("prune-trashed")
-            for issue in marked {
-                try changes.delete(named: issue.name)
-                for asset in issue.assets { changes.clearPending(asset.id) }
-            }
         }
         CrashPoint.reached("prune-deleted")
         for (issue, bytes) in zip(marked, sizes) {
