@@ -42,6 +42,13 @@ extension Library {
             get { engine.stallLimit }
             set { engine.stallLimit = newValue }
         }
+        /// The longest one feed fetch (of `subscribe` or `sync`) may take, its retries and redirects included:
+        /// past it the subscription fails for this round, so a server that trickles a feed slowly enough to
+        /// pass ``stallLimit`` still cannot hold a `sync` for ever. Default 5 minutes.
+        public var feedDeadline: Duration {
+            get { engine.documentDeadline }
+            set { engine.documentDeadline = newValue }
+        }
         /// How many redirects a download follows.
         public var maxRedirects: Int {
             get { engine.maxRedirects }

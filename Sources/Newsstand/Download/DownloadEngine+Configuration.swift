@@ -11,6 +11,8 @@ extension DownloadEngine {
         var readTimeout: Duration = .seconds(60)
         /// Nil turns the stall limit off.
         var stallLimit: StallLimit? = .default
+        /// The longest a feed fetch may take, retries and redirects included (``fetchDocument(_:validators:maxBytes:headers:)``).
+        var documentDeadline: Duration = .seconds(300)
         var maxRedirects = 10
         /// A client to use instead of the engine's own; the engine never shuts it down.
         var httpClient: HTTPClient?
