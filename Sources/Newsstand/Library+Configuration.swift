@@ -40,6 +40,13 @@ extension Library {
             get { engine.stallLimit }
             set { engine.stallLimit = newValue }
         }
+        /// The longest one feed fetch (of `subscribe` or `sync`) may take, its retries and redirects included:
+        /// past it the subscription fails for this round, so a server that trickles a feed slowly enough to
+        /// pass ``stallLimit`` still cannot hold a `sync` for ever. Default 5 minutes.
+        public var feedDeadline: Duration {
+            get { engine.documentDeadline }
+            set { engine.documentDeadline = newValue }
+        }
         /// How many redirects a download follows.
         public var maxRedirects: Int {
             get { engine.maxRedirects }
@@ -65,9 +72,15 @@ extension Library {
             connectTimeout: Duration = .seconds(15), readTimeout: Duration = .seconds(60), maxRedirects: Int = 10,
             syncDownloads: Bool = true, httpClient: HTTPClient? = nil, trustedCertificateFiles: [URL] = []
         ) {
-            self.engine = DownloadEngine.Configuration(
-                retry: retry, connectTimeout: connectTimeout, readTimeout: readTimeout, maxRedirects: maxRedirects,
-                httpClient: httpClient, trustedCertificateFiles: trustedCertificateFiles, flushesToDisk: syncDownloads)
+            var engine = DownloadEngine.Configuration()
+            engine.retry = retry
+            engine.connectTimeout = connectTimeout
+            engine.readTimeout = readTimeout
+            engine.maxRedirects = maxRedirects
+            engine.httpClient = httpClient
+            engine.trustedCertificateFiles = trustedCertificateFiles
+            engine.flushesToDisk = syncDownloads
+            self.engine = engine
             self.unpackLimits = unpackLimits
         }
     }

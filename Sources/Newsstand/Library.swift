@@ -69,9 +69,9 @@ public actor Library {
             }
             try catalog.prepare(create: createIfMissing)
             // Folders of removals cut short (a kill after the catalog let go of them) go with the next command of
-            // any kind, not only the next download with work. One lstat when there is none; a removal running
-            // in another process at the same time is not disturbed (the removal tolerates names already gone).
-            if POSIX.exists(layout.trash) { try? TreeRemover.remove(layout.trash) }
+            // any kind, not only the next download with work. One lstat when there is none; skipped while a
+            // removal in another process is renaming into the trash (see `Trash`). A failure only delays it.
+            try? Trash.sweep(layout)
         }
         return Library(rootURL: root, configuration: configuration, logger: logger, catalog: catalog)
     }
@@ -315,6 +315,9 @@ public actor Library {
         let issue = try await runBlocking {
             try catalog.write { changes -> Issue in
                 guard var issue = try changes.issue(named: name) else { throw notFound }
+                // Every bucket the removal will rewrite (the record's, read above; the folder claim's) must be
+                // readable before the issue is marked: a damaged one stops it here, with nothing changed or moved.
+                _ = try changes.bucket(Catalog.folderKey(issue.folderName))
                 issue.isBeingRemoved = true
                 try changes.put(issue)
                 return issue
@@ -326,7 +329,9 @@ public actor Library {
         for task in running { _ = await task.value }
         try await runBlocking {
             let content = layout.contentFolder(issue.folderName)
-            try POSIX.makeDirectory(layout.trash)
+            // Held until the folder renamed into the trash is deleted: no sweep deletes it under us.
+            let trash = try Trash.hold(layout)
+            defer { withExtendedLifetime(trash) {} }
             try POSIX.makeDirectory(layout.staging)
             let trashed = "\(layout.trash)/\(issue.folderName)-\(UInt32.random(in: 0...UInt32.max))"
             do {
@@ -335,10 +340,13 @@ public actor Library {
                 let lock = try FileLock(path: layout.issueLock(issue.folderName))
                 defer { withExtendedLifetime(lock) {} }
                 try catalog.write { changes in
-                    if POSIX.exists(content) { try POSIX.rename(content, trashed) }
-                    CrashPoint.reached("remove-trashed")
+                    // Staged and validated first; the folder moves last, when nothing left can fail the change
+                    // but its own commit.
                     try changes.delete(named: name)
                     for id in ids { changes.clearPending(id) }
+                    try changes.readTouchedBuckets()
+                    if POSIX.exists(content) { try POSIX.rename(content, trashed) }
+                    CrashPoint.reached("remove-trashed")
                 }
             }
             for id in ids {

@@ -4,10 +4,12 @@ internal import CLibArchive
 extension ArchiveExtractor {
     /// Tells whether the file holds an archive, judged by its content (magic bytes), never by its name.
     ///
-    /// Any format libarchive reads counts (zip, tar, 7z, cpio, iso9660, rar, …, compressed or not). A plain file —
-    /// a PDF, text, random bytes, an empty file — is not an archive, and neither is a lone gzip or xz stream of a
-    /// file that is not itself an archive: libarchive's `raw` format is never enabled. A recognised but damaged
-    /// archive still counts (extracting it then fails with `.corrupt`).
+    /// The formats a magic number identifies count (zip, tar, 7z, rar, cpio, iso9660, xar, cab, lha, ar,
+    /// compressed or not; see ``ArchiveReader/allowedFormatCodes``). A plain file — a PDF, text of any shape
+    /// (CSV, a playlist, a URL list, JSON, base64 lines), random bytes, an empty file — is not an archive, and
+    /// neither is a lone gzip or xz stream of a file that is not itself an archive: libarchive's magic-less
+    /// `mtree`, `raw` and `empty` formats are never enabled. A recognised but damaged archive still counts
+    /// (extracting it then fails with `.corrupt`).
     ///
     /// Blocking: reads the start of the file (and, for ZIP and 7z, its end). Safe from any thread.
     ///
@@ -29,9 +31,9 @@ extension ArchiveExtractor {
         return isRealArchiveFormat(reader.formatCode)
     }
 
-    /// Whether a libarchive format code names an archive rather than the `empty` or `raw` pseudo-formats.
+    /// Whether a libarchive format code names one of the allowed formats (checked again here, so that
+    /// enabling one more reader never makes a text file an archive by accident).
     private static func isRealArchiveFormat(_ code: Int32) -> Bool {
-        let base = code & ARCHIVE_FORMAT_BASE_MASK
-        return base != 0 && base != ARCHIVE_FORMAT_EMPTY && base != ARCHIVE_FORMAT_RAW
+        ArchiveReader.allowedFormatCodes.contains(code & ARCHIVE_FORMAT_BASE_MASK)
     }
 }

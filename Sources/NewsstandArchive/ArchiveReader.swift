@@ -21,11 +21,13 @@ final class ArchiveReader {
     /// `ARCHIVE_WARN` messages collected so far, each naming the entry concerned when there is one.
     private(set) var warnings = WarningList()
 
-    /// Opens `path` for reading with every compression filter and every archive format libarchive supports,
-    /// except the `raw` pseudo-format, so that a lone compressed file or a plain file is *not* taken for an archive.
+    /// Opens `path` for reading with every compression filter and the archive formats of ``enableFormats()``:
+    /// only formats that a magic number identifies, so that a lone compressed file or a plain file (a CSV, a
+    /// playlist, a list of URLs, which libarchive's `mtree` reader would take for a file list) is *not* taken
+    /// for an archive.
     ///
     /// The corresponding C functions are `archive_read_new`, `archive_read_support_filter_all`,
-    /// `archive_read_support_format_all` and `archive_read_open_filename`.
+    /// `archive_read_support_format_*` (see ``enableFormats()``) and `archive_read_open_filename`.
     ///
     /// - Parameters:
     ///   - path: The archive file.
@@ -40,7 +42,7 @@ final class ArchiveReader {
         self.archivePath = path
         // From here on `deinit` frees the handle, also when this initializer throws.
         try check(archive_read_support_filter_all(handle), "archive_read_support_filter_all")
-        try check(archive_read_support_format_all(handle), "archive_read_support_format_all")
+        try enableFormats()
         do {
             try check(archive_read_open_filename(handle, path, blockSize), "archive_read_open_filename")
         } catch var error {
@@ -60,6 +62,37 @@ final class ArchiveReader {
     deinit {
         archive_read_free(handle)
     }
+
+    /// Enables the archive formats that start with (or, for ZIP, end with) a magic number or a checksummed
+    /// header: an allow-list, not `archive_read_support_format_all`, because that also enables the `mtree`
+    /// reader, which has no magic and takes any text whose lines look like paths (a CSV, an `.m3u`, a URL list,
+    /// JSON, base64) for a list of files to create. `raw`, `empty` and `warc` stay off as well: none is an
+    /// archive of an issue's files. The format codes these produce are ``allowedFormatCodes``.
+    ///
+    /// The corresponding C functions are `archive_read_support_format_zip` (streamable and seekable), `_tar`
+    /// (with gnutar), `_7zip`, `_rar`, `_rar5`, `_cpio`, `_iso9660`, `_xar`, `_cab`, `_lha` and `_ar`.
+    private func enableFormats() throws(ArchiveError) {
+        try check(archive_read_support_format_zip(handle), "archive_read_support_format_zip")
+        try check(archive_read_support_format_tar(handle), "archive_read_support_format_tar")
+        try check(archive_read_support_format_gnutar(handle), "archive_read_support_format_gnutar")
+        try check(archive_read_support_format_7zip(handle), "archive_read_support_format_7zip")
+        try check(archive_read_support_format_rar(handle), "archive_read_support_format_rar")
+        try check(archive_read_support_format_rar5(handle), "archive_read_support_format_rar5")
+        try check(archive_read_support_format_cpio(handle), "archive_read_support_format_cpio")
+        try check(archive_read_support_format_iso9660(handle), "archive_read_support_format_iso9660")
+        try check(archive_read_support_format_xar(handle), "archive_read_support_format_xar")
+        try check(archive_read_support_format_cab(handle), "archive_read_support_format_cab")
+        try check(archive_read_support_format_lha(handle), "archive_read_support_format_lha")
+        try check(archive_read_support_format_ar(handle), "archive_read_support_format_ar")
+    }
+
+    /// The base format codes (`code & ARCHIVE_FORMAT_BASE_MASK`) of the formats ``enableFormats()``
+    /// enables: what counts as an archive.
+    static let allowedFormatCodes: Set<Int32> = [
+        ARCHIVE_FORMAT_ZIP, ARCHIVE_FORMAT_TAR, ARCHIVE_FORMAT_7ZIP, ARCHIVE_FORMAT_RAR, ARCHIVE_FORMAT_RAR_V5,
+        ARCHIVE_FORMAT_CPIO, ARCHIVE_FORMAT_ISO9660, ARCHIVE_FORMAT_XAR, ARCHIVE_FORMAT_CAB, ARCHIVE_FORMAT_LHA,
+        ARCHIVE_FORMAT_AR,
+    ]
 
     /// Reads the next entry header, or returns `nil` at the end of the archive.
     ///

@@ -160,7 +160,7 @@ struct ExtractionSession {
     /// Checks, once the format is known, that it is a real archive and, for ZIP, that it is complete.
     private func checkContainer(_ reader: ArchiveReader) throws(ArchiveError) {
         let base = reader.formatCode & ARCHIVE_FORMAT_BASE_MASK
-        if base == 0 || base == ARCHIVE_FORMAT_EMPTY || base == ARCHIVE_FORMAT_RAW {
+        if !ArchiveReader.allowedFormatCodes.contains(base) {
             throw ArchiveError(
                 kind: .notAnArchive,
                 message: "no archive format recognised (\(reader.formatName))",

@@ -15,14 +15,14 @@ extension Catalog {
     package func prepare(create: Bool) throws {
         switch try readMarker() {
         case .current(let digits):
-            // A backup left by an upgrade that committed but was killed before deleting it, and bucket
-            // folders of another depth left by a split that was killed before or after its commit.
-            let stale = staleBucketFolders(current: digits)
-            if POSIX.exists(layout.manifestBackup) || !stale.isEmpty {
+            // A backup left by an upgrade that committed but was killed before deleting it, and a split killed
+            // before or after its commit (its record says which depth goes). Another depth's folder without
+            // that record is refused, never deleted: it may hold the only copy of its records.
+            if POSIX.exists(layout.manifestBackup) || depthsNeedSettling(current: digits) {
                 try withLock {
                     guard case .current(let digits) = try readMarker() else { return }
                     try POSIX.unlinkIfPresent(layout.manifestBackup)
-                    for folder in staleBucketFolders(current: digits) { try TreeRemover.remove(folder) }
+                    try settleDepths(current: digits)
                 }
             }
         case .missing:
@@ -51,7 +51,7 @@ extension Catalog {
         }
     }
 
-    enum Marker {
+    package enum Marker {
         case missing
         case current(digits: Int)
         case version1(Data)
@@ -59,7 +59,7 @@ extension Catalog {
     }
 
     /// Reads `library.json`'s version.
-    func readMarker() throws -> Marker {
+    package func readMarker() throws -> Marker {
         let path = layout.manifest
         guard let data = try AtomicFile.read(path) else { return .missing }
         let (version, digits): (Int64?, Int64?) = try data.withUnsafeBytes { raw in
@@ -126,14 +126,6 @@ extension Catalog {
             throw NewsstandError(.manifestUnreadable, "\(layout.manifest) is missing or not version \(Self.version)")
         }
         return digits
-    }
-
-    /// Bucket folders other than the one in force: what a split killed before or after its commit left.
-    func staleBucketFolders(current digits: Int) -> [String] {
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: layout.catalog)) ?? []
-        return names.filter { $0.hasPrefix("issues-") && $0 != "issues-\(digits)" }.sorted().map {
-            "\(layout.catalog)/\($0)"
-        }
     }
 
     fileprivate func existingBucketDigits() -> Int? {

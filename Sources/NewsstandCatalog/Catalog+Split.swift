@@ -22,15 +22,20 @@ extension Catalog {
         }
     }
 
-    /// Splits every bucket into sixteen, one more key digit: builds the new depth beside the old one,
-    /// commits by rewriting `library.json`, then deletes the old depth. Readers that meet a missing
-    /// bucket look again at the new depth. Runs under the lock; a crash before the commit leaves the
-    /// old depth in force (the half-built folder is removed by the next open), after it the new one.
+    /// Splits every bucket into sixteen, one more key digit: records the split, builds the new depth beside
+    /// the old one, commits by rewriting `library.json`, then deletes the old depth and the record. Readers
+    /// that meet a missing bucket look again at the new depth. Runs under the lock; a crash before the commit
+    /// leaves the old depth in force (the next open removes the half-built folder its record names), after it
+    /// the new one (the next open removes the old folder).
     func split(from digits: Int) throws {
         let next = digits + 1
         let old = layout.records(digits: digits)
         let new = layout.records(digits: next)
-        try TreeRemover.remove(new)
+        // Whatever another depth holds must be accounted for first: a folder of depth `next` that no split
+        // record names is not ours to replace.
+        try settleDepths(current: digits)
+        try writeSplitRecord(SplitRecord(from: digits, to: next))
+        CrashPoint.reached("split-recorded")
         try POSIX.makeDirectory(new)
         let names = ((try? FileManager.default.contentsOfDirectory(atPath: old)) ?? []).sorted()
         for name in names where name.hasSuffix(".jsonl") && !name.hasPrefix(".") {
@@ -47,5 +52,6 @@ extension Catalog {
         try writeMarker(digits: next)
         CrashPoint.reached("split-committed")
         try TreeRemover.remove(old)
+        try POSIX.unlinkIfPresent(layout.splitRecord)
     }
 }

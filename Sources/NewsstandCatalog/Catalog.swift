@@ -52,7 +52,7 @@ package final class Catalog: Sendable {
 
     /// The key under which a folder name is claimed: case-folded, so that two issues never get folders
     /// that one case-insensitive disk (a backup drive) would merge.
-    static func folderKey(_ folderName: String) -> String {
+    package static func folderKey(_ folderName: String) -> String {
         key(for: folderName.lowercased())
     }
 
@@ -161,14 +161,9 @@ package final class Catalog: Sendable {
         guard !keys.isEmpty || !claims.isEmpty || !changes.pendingAdded.isEmpty || !changes.pendingRemoved.isEmpty
         else { return }
         let digits = changes.digits
-        let intent = keys + claims.keys.sorted().map { "claim \($0)" }
-        try writeIntent(Data(intent.joined(separator: "\n").utf8))
-        CrashPoint.reached("catalog-intent")
-        // Markers go in before the records that say "downloading" and out after the records that say
-        // otherwise, so the saved list is never missing an asset in flight.
-        try POSIX.makeDirectory(layout.pending)
-        try addMarkers(changes.pendingAdded.sorted(by: { $0.key < $1.key }).map { ($0.key, $0.value) })
-        // Each bucket touched is read (most already were, while staging), changed and rewritten once.
+        // Each bucket touched is read (most already were, while staging), changed and rewritten once. Read
+        // before the intent is written: a damaged bucket stops the change with nothing written, not with an
+        // intent that every later writer would fail to finish.
         var buckets: [String: CatalogBucket] = [:]
         let cached = changes.buckets
         func bucket(_ key: String) throws -> String {
@@ -184,6 +179,13 @@ package final class Catalog: Sendable {
             let path = try bucket(folderKey)
             buckets[path]?.set(claim: owner, key: folderKey)
         }
+        let intent = keys + claims.keys.sorted().map { "claim \($0)" }
+        try writeIntent(Data(intent.joined(separator: "\n").utf8))
+        CrashPoint.reached("catalog-intent")
+        // Markers go in before the records that say "downloading" and out after the records that say
+        // otherwise, so the saved list is never missing an asset in flight.
+        try POSIX.makeDirectory(layout.pending)
+        try addMarkers(changes.pendingAdded.sorted(by: { $0.key < $1.key }).map { ($0.key, $0.value) })
         // Many buckets: written without a flush each, then one syncfs for all of them.
         let bulk = buckets.count > 16
         let largest = try writeBuckets(buckets, flushEach: durable && !bulk)

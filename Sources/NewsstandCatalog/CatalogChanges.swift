@@ -48,12 +48,20 @@ package struct CatalogChanges {
     }
 
     /// The bucket that holds `key`, read once per change.
-    mutating func bucket(_ key: String) throws -> CatalogBucket {
+    package mutating func bucket(_ key: String) throws -> CatalogBucket {
         let path = catalog.layout.bucket(key, digits: digits)
         if let bucket = buckets[path] { return bucket }
         let bucket = try CatalogBucket.load(path)
         buckets[path] = bucket
         return bucket
+    }
+
+    /// Reads every bucket the commit will rewrite (the records and claims staged so far): a damaged one then
+    /// stops the change here, before a caller that moves files inside the write has moved anything.
+    /// - Throws: `.manifestUnreadable` naming the damaged bucket.
+    package mutating func readTouchedBuckets() throws {
+        for key in order { _ = try bucket(key) }
+        for folderKey in claimChanges.keys.sorted() { _ = try bucket(folderKey) }
     }
 
     /// Whether a live issue owns `folderName` (case-folded), counting this change's claims. A claim whose

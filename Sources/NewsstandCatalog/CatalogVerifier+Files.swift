@@ -43,10 +43,12 @@ extension CatalogVerifier {
                 }
             }
         }
-        for name in Self.names(in: layout.trash) {
-            let path = "\(layout.trash)/\(name)"
-            note(.staleFile, path, "the folder of a removed issue, left in the trash by a removal that was cut short") {
-                try TreeRemover.remove(path)
+        // Only while no removal is live (in any process): a live one's folders are its own to delete.
+        try Trash.whenIdle(layout) { entries in
+            for path in entries {
+                note(.staleFile, path, "the folder of a removed issue, left in the trash by a removal that was cut short") {
+                    try TreeRemover.remove(path)
+                }
             }
         }
         for name in Self.names(in: layout.contentRecords) where name.hasSuffix(".json") && !name.hasPrefix(".") {

@@ -24,6 +24,13 @@ package final class CatalogVerifier {
                 try catalog.recover()
             }
         }
+        if catalog.depthsNeedSettling(current: try catalog.currentDigits()) {
+            // Other depths may hold the only copy of records: merged, never deleted unread. First, so that the
+            // checks below read the depth in force.
+            note(.bucketDepthMismatch, layout.catalog, "bucket folders of another depth than library.json's") {
+                _ = try catalog.mergeDepths()
+            }
+        }
         let digits = try catalog.currentDigits()
         var issues: [String: Issue] = [:]
         var claims: [String: String] = [:]
@@ -192,11 +199,6 @@ package final class CatalogVerifier {
                 note(.staleTemporaryFile, path, "a temporary file left by a killed writer") {
                     try POSIX.unlinkIfPresent(path)
                 }
-            }
-        }
-        for folder in catalog.staleBucketFolders(current: digits) {
-            note(.staleTemporaryFile, folder, "bucket folders of a split that was cut short") {
-                try TreeRemover.remove(folder)
             }
         }
         if POSIX.exists(layout.catalogUpgrade) {

@@ -52,10 +52,13 @@ package struct IssueRemoval {
         var outcome = Outcome()
         try POSIX.makeDirectory(layout.downloads)
         try POSIX.makeDirectory(layout.staging)
-        try POSIX.makeDirectory(layout.trash)
+        // Held until the folders renamed into the trash are deleted: no sweep deletes them under us.
+        let trash = try Trash.hold(layout)
+        defer { withExtendedLifetime(trash) {} }
         var locks: [FileLock] = []
         var assetLocks: [AssetLock] = []
         var lockedNames: [String] = []
+        var lockedFolders: [String: String] = [:]  // name → folder name
         for issue in issues {
             guard let issueLock = try FileLock.try(path: layout.issueLock(issue.folderName)) else {
                 outcome.spared.append((issue, .inFlight))
@@ -69,20 +72,28 @@ package struct IssueRemoval {
             locks.append(issueLock)
             assetLocks.append(held)
             lockedNames.append(issue.name)
+            lockedFolders[issue.name] = issue.folderName
         }
         defer { withExtendedLifetime((locks, assetLocks)) {} }
         guard !lockedNames.isEmpty else { return outcome }
 
+        var gone: [String] = []
         let marked = try write { changes -> [Issue] in
             var marked: [Issue] = []
             for name in lockedNames {
-                guard var current = try changes.issue(named: name) else { continue }
+                guard var current = try changes.issue(named: name) else {
+                    gone.append(name)
+                    continue
+                }
                 if !current.isBeingRemoved {
                     guard markFirst else { continue }
                     if current.isPinned {
                         outcome.spared.append((current, .pinned))
                         continue
                     }
+                    // The folder claim's bucket too (the record's was read above): a damaged one stops the
+                    // prune here, before anything is marked or moved.
+                    _ = try changes.bucket(Catalog.folderKey(current.folderName))
                     current.isBeingRemoved = true
                     try changes.put(current)
                 }
@@ -94,6 +105,12 @@ package struct IssueRemoval {
         let sizes = marked.map { IssueRemoval.bytesOnDisk(of: $0, layout: layout) }
         var trashed: [String] = []
         try write { changes in
+            // Staged and validated (every bucket readable) before any folder moves.
+            for issue in marked {
+                try changes.delete(named: issue.name)
+                for asset in issue.assets { changes.clearPending(asset.id) }
+            }
+            try changes.readTouchedBuckets()
             for issue in marked {
                 let content = layout.contentFolder(issue.folderName)
                 guard POSIX.exists(content) else { continue }
@@ -102,10 +119,6 @@ package struct IssueRemoval {
                 trashed.append(target)
             }
             CrashPoint.reached("prune-trashed")
-            for issue in marked {
-                try changes.delete(named: issue.name)
-                for asset in issue.assets { changes.clearPending(asset.id) }
-            }
         }
         CrashPoint.reached("prune-deleted")
         for (issue, bytes) in zip(marked, sizes) {
@@ -123,6 +136,10 @@ package struct IssueRemoval {
             outcome.removed.append((issue, bytes))
         }
         for path in trashed { try TreeRemover.remove(path) }
+        // Removed by another process after this one listed them: taking their locks made the lock files again.
+        for name in gone {
+            if let folder = lockedFolders[name] { try POSIX.unlinkIfPresent(layout.issueLock(folder)) }
+        }
         return outcome
     }
 

@@ -16,6 +16,9 @@ public struct VerifyReport: Sendable {
             case staleFolderClaim
             /// A temporary file a killed writer left in the catalog: deleted.
             case staleTemporaryFile
+            /// `library.json`'s bucket depth disagrees with the bucket folders on disk (a restored or synced
+            /// marker): the records of every depth are merged into one, which `library.json` then names.
+            case bucketDepthMismatch
             /// An issue's content folder, or files an asset placed in it, are gone although the issue
             /// says they are there: the assets concerned are queued to be fetched again.
             case missingContent
@@ -45,6 +48,13 @@ public struct VerifyReport: Sendable {
         public let detail: String
         /// Whether `verify --repair` fixed it.
         public package(set) var repaired: Bool
+
+        package init(kind: Kind, path: String, detail: String, repaired: Bool) {
+            self.kind = kind
+            self.path = path
+            self.detail = detail
+            self.repaired = repaired
+        }
     }
 
     public package(set) var problems: [Problem] = []

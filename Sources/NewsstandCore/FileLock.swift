@@ -15,13 +15,14 @@
 package final class FileLock: Sendable {
     private let fd: Int32
 
-    /// Opens (creating) `path` and waits until the exclusive lock is held.
+    /// Opens (creating) `path` and waits until the lock is held: exclusive, or shared with other shared
+    /// holders (``Trash``: every removal shares it, a sweep needs it alone).
     ///
     /// - Throws: ``NewsstandError`` naming `path` when it cannot be opened or locked.
-    package init(path: String) throws {
+    package init(path: String, shared: Bool = false) throws {
         let fd = try POSIX.open(path, O_RDWR | O_CREAT)
         do {
-            try POSIX.call("cannot lock", path: path) { flock(fd, LOCK_EX) }
+            try POSIX.call("cannot lock", path: path) { flock(fd, shared ? LOCK_SH : LOCK_EX) }
         } catch {
             _ = close(fd)
             throw error

@@ -10,6 +10,7 @@
 ///                              (or, as earlier versions made it, a symlink to the key): the saved download list
 /// .catalog/intent              only while a change is being written: the keys it touches (between changes
 ///                              the same file waits as .catalog/.intent-spare)
+/// .catalog/split               only while the buckets split: {"from": N, "to": N+1}
 /// .catalog/subscriptions/<id>.json one subscription: its feed, options, validators and the items seen
 /// .sync/<id>.json              when a subscription was last checked and the outcome (not catalog)
 /// .catalog/content/<asset id>.json  what an unpacked asset placed (paths, sizes): for `verify`
@@ -38,6 +39,9 @@ package struct LibraryLayout: Sendable, Hashable {
     package var intent: String { catalog + "/intent" }
     /// The intent's file between changes, renamed into place and back (see ``Catalog/writeIntent(_:)``).
     package var intentSpare: String { catalog + "/.intent-spare" }
+    /// Only while buckets are split (``Catalog/split(from:)``): the depth split from and the depth built, so
+    /// that opening finishes or undoes that split, and never takes another depth's records for leftovers.
+    package var splitRecord: String { catalog + "/split" }
     /// What each unpacked asset placed (paths and sizes), written once per placement, for `verify`.
     package var contentRecords: String { catalog + "/content" }
     package func contentRecord(_ assetID: String) -> String { "\(contentRecords)/\(assetID).json" }

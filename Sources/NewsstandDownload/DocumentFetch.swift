@@ -41,13 +41,39 @@ package struct DocumentValidators: Sendable, Equatable {
 extension DownloadEngine {
     /// Fetches `url` into memory with a conditional GET, following redirects itself so that it can tell
     /// a permanent move (every hop 301 or 308) from a temporary one.
+    ///
+    /// Bounded in time: each request is under the downloads' stall limit (a server that drips a byte every few
+    /// seconds is given up on), and the whole fetch, retries and redirects included, under
+    /// ``Configuration/documentDeadline``, so that a `sync` always ends.
     /// - Parameters:
     ///   - validators: Sent as `If-None-Match` / `If-Modified-Since`, when known.
     ///   - maxBytes: The body cap; a larger body is refused (`.unsafeFeed`) as soon as it passes the cap.
     /// - Throws: `NewsstandError`: `.httpStatus` (with the status in the text) for other answers,
-    ///   `.network`, `.tooManyRedirects`, `.unsafeFeed`.
+    ///   `.network` (also for a stall or the deadline), `.tooManyRedirects`, `.unsafeFeed`.
     package func fetchDocument(
         _ url: URL, validators: DocumentValidators, maxBytes: Int, headers extra: [(String, String)] = []
+    ) async throws -> FetchedDocument {
+        let deadline = configuration.documentDeadline
+        return try await withThrowingTaskGroup(of: FetchedDocument?.self) { group in
+            group.addTask {
+                try await self.fetchDocumentRetrying(url, validators: validators, maxBytes: maxBytes, headers: extra)
+            }
+            group.addTask {
+                try await Task.sleep(for: deadline)
+                return nil  // the deadline passed first
+            }
+            defer { group.cancelAll() }  // the other child: the timer, or the fetch (which cancels its request)
+            guard case .some(.some(let document)) = try await group.next() else {
+                try Task.checkCancellation()
+                throw NewsstandError(
+                    .network, "\(url.absoluteString): no complete answer within \(deadline); gave up")
+            }
+            return document
+        }
+    }
+
+    private func fetchDocumentRetrying(
+        _ url: URL, validators: DocumentValidators, maxBytes: Int, headers extra: [(String, String)]
     ) async throws -> FetchedDocument {
         // A feed is small and fetched again on the next sync: a few quick retries of what may pass (a
         // dropped connection, 408, 429, 5xx), not the patient budget of an asset download.
@@ -85,12 +111,10 @@ extension DownloadEngine {
                 hop.route = try route(for: hop.url)
                 let request = try request(for: hop.url, route: hop.route, headers: headers)
                 let delegate = DocumentDelegate(maxBytes: maxBytes)
-                let task = try await client(for: hop.route).execute(request: request, delegate: delegate, logger: logger)
-                let answer = try await withTaskCancellationHandler {
-                    try await task.futureResult.get()
-                } onCancel: {
-                    task.cancel()
-                }
+                // Under the downloads' stall limit: a feed that drips bytes is given up on (and retried) like an
+                // asset transfer would be.
+                let answer = try await execute(
+                    request, delegate: delegate, route: hop.route, received: { delegate.receivedBytes })
                 let status = answer.status
                 if [301, 302, 303, 307, 308].contains(status), let location = answer.headers.first(name: "location") {
                     guard let next = URL(string: location, relativeTo: hop.url)?.absoluteURL,
@@ -167,6 +191,10 @@ final class DocumentDelegate: HTTPClientResponseDelegate, Sendable {
 
     private let maxBytes: Int
     private let state = Mutex<(status: Int, headers: HTTPHeaders, body: Data)>((0, [:], Data()))
+    private let received = Atomic<Int64>(0)
+
+    /// Body bytes received so far, of any status: what the stall watch measures.
+    var receivedBytes: Int64 { received.load(ordering: .relaxed) }
 
     init(maxBytes: Int) {
         self.maxBytes = maxBytes
@@ -187,6 +215,7 @@ final class DocumentDelegate: HTTPClientResponseDelegate, Sendable {
     }
 
     func didReceiveBodyPart(task: HTTPClient.Task<Answer>, _ buffer: ByteBuffer) -> EventLoopFuture<Void> {
+        received.add(Int64(buffer.readableBytes), ordering: .relaxed)
         let tooLarge = state.withLock { state -> Bool in
             // The body of a redirect or an error is not needed; only its status.
             guard (200...299).contains(state.status) else { return false }

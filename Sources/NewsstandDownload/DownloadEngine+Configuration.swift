@@ -12,6 +12,8 @@ extension DownloadEngine {
         package var readTimeout: Duration = .seconds(60)
         /// Nil turns the stall limit off.
         package var stallLimit: StallLimit? = .default
+        /// The longest a feed fetch may take, retries and redirects included (``fetchDocument(_:validators:maxBytes:headers:)``).
+        package var documentDeadline: Duration = .seconds(300)
         package var maxRedirects = 10
         /// A client to use instead of the engine's own; the engine never shuts it down.
         package var httpClient: HTTPClient?
@@ -26,16 +28,6 @@ extension DownloadEngine {
         /// they assert does not hang on how fast a loaded machine's loopback is.
         var uncappedRate = SegmentRamp.uncapped
 
-        package init(retry: NewsstandCore.RetryPolicy = RetryPolicy(), connectTimeout: Duration = .seconds(15), readTimeout: Duration = .seconds(60), stallLimit: NewsstandDownload.StallLimit? = .default, maxRedirects: Int = 10, httpClient: AsyncHTTPClient.HTTPClient? = nil, trustedCertificateFiles: [URL] = [], flushesToDisk: Bool = true, uncappedRate: Double = SegmentRamp.uncapped) {
-            self.retry = retry
-            self.connectTimeout = connectTimeout
-            self.readTimeout = readTimeout
-            self.stallLimit = stallLimit
-            self.maxRedirects = maxRedirects
-            self.httpClient = httpClient
-            self.trustedCertificateFiles = trustedCertificateFiles
-            self.flushesToDisk = flushesToDisk
-            self.uncappedRate = uncappedRate
-        }
+        package init() {}
     }
 }

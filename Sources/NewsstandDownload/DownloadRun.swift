@@ -111,7 +111,7 @@ package final class DownloadRun: Sendable {
             try POSIX.makeDirectory(layout.downloads)
             try POSIX.makeDirectory(layout.staging)
             // Content folders of removals that a crash interrupted after the catalog was updated.
-            try? TreeRemover.remove(layout.trash)
+            try? Trash.sweep(layout)
             DownloadArea.sweep(layout: layout, catalog: catalog)
             SpaceReserve.ensure(layout)
         }

@@ -115,7 +115,7 @@ import Testing
 
     /// Buckets split in sixteen when one grows past its limit (made tiny here): a kill while the new
     /// depth is built, or right after it was committed, loses nothing and leaves one depth in force.
-    @Test(arguments: ["split-built", "split-committed"])
+    @Test(arguments: ["split-recorded", "split-built", "split-committed"])
     func aKillDuringABucketSplitLosesNothing(point: String) async throws {
         try await withTemporaryDirectory { lib in
             for i in 0..<3 {
@@ -135,6 +135,125 @@ import Testing
                 ["add", "Issue 4", "--date", "2026-11-20"], library: lib, environment: ["ISSUES_SPLIT_BYTES": "100"])
             #expect(more.status == 0, "\(more.stderr)")
             #expect(try listed(lib).count == 5)
+            #expect(try run(["verify"], lib).status == 0)
+        }
+    }
+
+    /// Every file under `.catalog` with its bytes: what a refused open must leave as it was.
+    func catalogFiles(_ lib: URL) throws -> [String: Data] {
+        let base = lib.path + "/.catalog"
+        var files: [String: Data] = [:]
+        for path in try FileManager.default.subpathsOfDirectory(atPath: base) {
+            var isFolder: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: base + "/" + path, isDirectory: &isFolder), !isFolder.boolValue
+            else { continue }
+            files[path] = try Data(contentsOf: URL(fileURLWithPath: base + "/" + path))
+        }
+        return files
+    }
+
+    /// library.json's bucketDigits disagrees with `.catalog/`: a backup of the marker restored after a split
+    /// (2 on disk 3), or a flipped digit (5 on disk 2). Opening used to take the other depth for a split's
+    /// leftovers and delete it, records and all. Now every command refuses, naming both, and changes nothing;
+    /// `verify --repair` merges what is on disk, and no issue is lost.
+    @Test(arguments: ["restored", "flipped"])
+    func aMarkerThatDisagreesWithTheBucketsLosesNoRecord(variant: String) async throws {
+        try await withTemporaryDirectory { lib in
+            for i in 0..<3 {
+                #expect(try run(["add", "Issue \(i)", "--date", "2026-11-20", "--asset", Self.url], lib).status == 0)
+            }
+            let marker = lib.appendingPathComponent("library.json")
+            let (said, onDisk): (Int, Int)
+            if variant == "restored" {
+                let backup = try Data(contentsOf: marker)
+                let split = try CommandRunner.issues(
+                    ["add", "Issue 3", "--date", "2026-11-20"], library: lib, environment: ["ISSUES_SPLIT_BYTES": "100"])
+                #expect(split.status == 0, "\(split.stderr)")
+                try backup.write(to: marker)
+                (said, onDisk) = (2, 3)
+            } else {
+                #expect(try run(["add", "Issue 3", "--date", "2026-11-20"], lib).status == 0)
+                let text = try String(contentsOf: marker, encoding: .utf8)
+                #expect(text.contains("\"bucketDigits\":2"))
+                try text.replacingOccurrences(of: "\"bucketDigits\":2", with: "\"bucketDigits\":5")
+                    .write(to: marker, atomically: true, encoding: .utf8)
+                (said, onDisk) = (5, 2)
+            }
+            let folders = try FileManager.default.contentsOfDirectory(atPath: lib.path + "/.catalog")
+            #expect(folders.filter { $0.hasPrefix("issues-") } == ["issues-\(onDisk)"], "\(folders)")
+            let before = try catalogFiles(lib)
+
+            for command in [["list"], ["show", "Issue 0"], ["add", "Issue 9", "--date", "2026-11-21"], ["verify"]] {
+                let r = try run(command, lib)
+                #expect(r.status == 1, "\(command): \(r.stdout) \(r.stderr)")
+                #expect(r.stderr.hasPrefix("error: "), "\(command): \(r.stderr)")
+                #expect(r.stderr.contains("bucketDigits \(said)") && r.stderr.contains("issues-\(onDisk)"), "\(r.stderr)")
+                #expect(r.stderr.contains("verify --repair"), "\(r.stderr)")
+                #expect(try catalogFiles(lib) == before, "\(command) changed the catalog")
+            }
+
+            let repair = try run(["verify", "--repair"], lib)
+            #expect(repair.status == 0, "\(repair.stdout) \(repair.stderr)")
+            #expect(repair.stdout.contains("repaired: bucketDepthMismatch"), "\(repair.stdout)")
+            #expect(Set(try listed(lib).keys) == ["Issue 0", "Issue 1", "Issue 2", "Issue 3"])
+            try expectConsistent(lib, "after the repair")
+            let after = try FileManager.default.contentsOfDirectory(atPath: lib.path + "/.catalog")
+            #expect(after.filter { $0.hasPrefix("issues-") }.count == 1, "\(after)")
+            let verify = try run(["verify"], lib)
+            #expect(verify.status == 0, "\(verify.stdout) \(verify.stderr)")
+            #expect(try run(["add", "Issue 4", "--date", "2026-11-20"], lib).status == 0)
+            #expect(try listed(lib).count == 5)
+        }
+    }
+
+    /// The bucket file holding the folder claim line, when it holds nothing else (a name whose claim and
+    /// record fall into different buckets), with its bytes.
+    func loneClaimBucket(_ lib: URL) throws -> (path: String, bytes: Data)? {
+        let base = lib.path + "/.catalog/issues-2"
+        for name in try FileManager.default.contentsOfDirectory(atPath: base) where name.hasSuffix(".jsonl") {
+            let data = try Data(contentsOf: URL(fileURLWithPath: base + "/" + name))
+            let text = String(decoding: data, as: UTF8.self)
+            if text.contains("\"claim\":") && !text.contains("\"issue\":") { return (base + "/" + name, data) }
+        }
+        return nil
+    }
+
+    /// A damaged folder-claim line: `remove` used to move the content into the trash, fail on the claim's
+    /// bucket when it committed, and leave an intent that made every later `list` and `add` fail. Now the
+    /// removal reads every bucket it will rewrite first: it fails naming the bucket, and nothing moves.
+    @Test func aRemoveWithADamagedClaimLineMovesNothing() async throws {
+        try await withTemporaryDirectory { root in
+            var found: (lib: URL, name: String, claim: (path: String, bytes: Data))?
+            for i in 0..<20 where found == nil {
+                let lib = root.appendingPathComponent("lib\(i)")
+                let name = "Claimed \(i)"
+                #expect(try run(["add", name, "--date", "2026-11-20", "--asset", Self.url], lib).status == 0)
+                if let claim = try loneClaimBucket(lib) { found = (lib, name, claim) }
+            }
+            let (lib, name, claim) = try #require(found, "no name put its claim in a bucket of its own")
+            let folder = lib.path + "/" + name
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            try Data("page".utf8).write(to: URL(fileURLWithPath: folder + "/page.pdf"))
+            let damaged = String(decoding: claim.bytes, as: UTF8.self).replacingOccurrences(of: "\"claim\":\"", with: "\"claim\":!\"")
+            try Data(damaged.utf8).write(to: URL(fileURLWithPath: claim.path))
+
+            let r = try run(["remove", name], lib)
+            #expect(r.status == 1)
+            #expect(r.stderr.hasPrefix("error: ") && r.stderr.contains(claim.path), "\(r.stderr)")
+            #expect(FileManager.default.contents(atPath: folder + "/page.pdf") == Data("page".utf8))
+            let trash = (try? FileManager.default.contentsOfDirectory(atPath: lib.path + "/.trash")) ?? []
+            #expect(trash.filter { $0 != ".lock" }.isEmpty, "\(trash)")
+            #expect(!FileManager.default.fileExists(atPath: lib.path + "/.catalog/intent"))
+            let listed = try listed(lib)
+            #expect(listed[name] != nil && listed[name]?["removing"] == nil, "\(listed)")
+            #expect(try run(["add", "Other", "--date", "2026-11-21"], lib).status == 0)
+
+            // Once the line is mended, the removal goes through.
+            try claim.bytes.write(to: URL(fileURLWithPath: claim.path))
+            let again = try run(["remove", name], lib)
+            #expect(again.status == 0, "\(again.stderr)")
+            #expect(!FileManager.default.fileExists(atPath: folder))
+            #expect(Set(try self.listed(lib).keys) == ["Other"])
             #expect(try run(["verify"], lib).status == 0)
         }
     }

@@ -322,6 +322,43 @@ import Testing
         }
     }
 
+    /// Text whose lines look like paths is what libarchive's magic-less `mtree` reader takes for a file list:
+    /// every one of these used to be "unpacked" into empty files named after its lines, the download deleted.
+    static let textAssets: [(name: String, bytes: [UInt8])] = [
+        ("issues.csv", Array("id,date,pages,url\n1,2026-11-20,32,https://example.com/a.pdf\n2,2026-11-21,64,https://example.com/b.pdf\n".utf8)),
+        ("playlist.m3u", Array("#EXTM3U\n#EXTINF:1832,Episode 1\nhttps://cdn.example.com/ep1.mp3\n#EXTINF:1710,Episode 2\nhttps://cdn.example.com/ep2.mp3\n".utf8)),
+        ("urls.txt", Array("https://example.com/issues/2026-11-20.pdf\nhttps://example.com/issues/2026-11-21.pdf\n".utf8)),
+        ("meta.json", Array("{\"name\":\"TheDaily\",\"date\":\"2026-11-20\",\"pages\":32}\n".utf8)),
+        ("keys.b64", Array("a9f6B234F9vvhUMMbeQeIhHy88oAjmJ1H3zJ9J2ptrFgDqR/Y8pzZwC0YWV/\nQm9keSBvZiB0aGUgc2Vjb25kIGxpbmUgb2YgYmFzZTY0IHRleHQgaGVyZQ==\n".utf8)),
+    ]
+
+    @Test func textAssetsArePlacedByteIdenticalNeverUnpacked() async throws {
+        try await withTestServer { server in
+            var args = ["add", "Text", "--date", "2026-01-01"]
+            for asset in Self.textAssets {
+                server.serve("/\(asset.name)", bytes: asset.bytes)
+                args += ["--asset", server.url("/\(asset.name)")]
+            }
+            try await withTemporaryDirectory { lib in
+                #expect(try run(args, lib).status == 0)
+                let r = try run(["download"], lib)
+                #expect(r.status == 0, "\(r.stderr)")
+                #expect(!r.stderr.contains("unpacked"), "\(r.stderr)")
+                let folder = lib.appendingPathComponent("Text").path
+                let files = try FileManager.default.subpathsOfDirectory(atPath: folder).sorted()
+                #expect(files == Self.textAssets.map(\.name).sorted())
+                for asset in Self.textAssets {
+                    let placed = try Data(contentsOf: URL(fileURLWithPath: folder + "/" + asset.name))
+                    #expect(Array(placed) == asset.bytes, "\(asset.name)")
+                }
+                let issue = try showJSON("Text", lib)
+                #expect(issue["status"] as? String == "available")
+                let states = (issue["assets"] as? [[String: Any]])?.compactMap { $0["state"] as? String }
+                #expect(states == Array(repeating: "downloaded", count: Self.textAssets.count))
+            }
+        }
+    }
+
     @Test func hostileArchiveFailsTheAssetAndWritesNothingOutside() async throws {
         try await withTemporaryDirectory { fixtures in
             let zip = fixtures.appendingPathComponent("slip.zip").path

@@ -160,6 +160,30 @@ import Testing
         }
     }
 
+    /// A feed sent a byte a second used to hold `sync` for good (cron then stacks one per period): the feed fetch
+    /// had neither the downloads' stall limit nor a deadline. Now the stall limit gives it up and `sync` ends.
+    @Test func aDrippingFeedIsGivenUpAndTheSyncEnds() async throws {
+        try await withTestServer { server in
+            server.serve("/audio/ep1.mp3", bytes: patternBytes(count: 100))
+            server.serve("/feed.xml", bytes: Self.rss(episodes(server, 1)))
+            try await withTemporaryDirectory { lib in
+                #expect(try run(["subscribe", server.url("/feed.xml"), "--no-download"], lib).status == 0)
+                server.serve("/feed.xml", bytes: Self.rss(episodes(server, 2)))
+                server.setFaults("/feed.xml", Faults(bytesPerSecond: 1))
+                let started = ContinuousClock.now
+                let sync = try CommandRunner.start(
+                    CommandRunner.issuesBinary,
+                    ["sync", "--library", lib.path, "--no-download", "--stall-bytes", "1K", "--stall-seconds", "2"],
+                    environment: CommandRunner.environment())
+                let r = try await sync.wait(timeout: .seconds(60))
+                #expect(ContinuousClock.now - started < .seconds(40))
+                #expect(r.status == 1, "\(r.stdout) \(r.stderr)")
+                #expect(r.stderr.hasPrefix("error: ") && r.stderr.contains("stalled"), "\(r.stderr)")
+                #expect(try issueNames(lib).count == 1, "nothing of the unread feed was added")
+            }
+        }
+    }
+
     @Test func aFailingSubscriptionNeverStopsTheOthers() async throws {
         try await withTestServer { server in
             server.serve("/audio/ep1.mp3", bytes: patternBytes(count: 100))

@@ -182,6 +182,81 @@ import Testing
         }
     }
 
+    /// Every command used to delete `.trash` as it opened: a prune or remove in another process that had marked
+    /// its issues and was renaming their folders into the trash then failed (ENOENT), its issues stuck "being
+    /// removed". A loop of `list` beside six prunes and six removes: every command succeeds, nothing is stuck,
+    /// the trash ends empty.
+    @Test func aListLoopBesideConcurrentPrunesAndRemovesBreaksNothing() async throws {
+        try await withTemporaryDirectory { lib in
+            let publications = 8
+            let perPublication = 25
+            var lines: [String] = []
+            for p in 0..<publications {
+                for d in 1...perPublication {
+                    let day = d < 10 ? "0\(d)" : "\(d)"
+                    lines.append("{\"name\":\"P\(p) \(day)\",\"date\":\"2026-01-\(day)\",\"publication\":\"P\(p)\"}")
+                }
+            }
+            let imported = try CommandRunner.issues(["import", "-"], library: lib, stdin: lines.joined(separator: "\n"))
+            #expect(imported.status == 0, "\(imported.stderr)")
+            // Each issue removed gets content, so that every removal renames a folder into the trash.
+            for (name, issue) in try listed(lib) where !name.hasSuffix(" 25") {
+                let folder = try #require(issue["directory"] as? String)
+                try FileManager.default.createDirectory(atPath: folder + "/pages", withIntermediateDirectories: true)
+                try Data(repeating: 7, count: 4096).write(to: URL(fileURLWithPath: folder + "/pages/1.pdf"))
+            }
+            // Pinned, so that the prunes leave them to the removes.
+            let removed = (0..<6).map { "P\($0) 01" }
+            #expect(try run(["pin"] + removed, lib).status == 0)
+
+            let stop = lib.path + ".stop"
+            let loop = try CommandRunner.start(
+                "/bin/sh",
+                [
+                    "-c",
+                    "while [ ! -e \"$2\" ]; do \"$0\" list --library \"$1\" >/dev/null 2>>\"$1.loop-errors\" || echo failed >>\"$1.loop-errors\"; done",
+                    CommandRunner.issuesBinary, lib.path, stop,
+                ], environment: CommandRunner.environment())
+            defer {
+                _ = FileManager.default.createFile(atPath: stop, contents: nil)
+                try? FileManager.default.removeItem(atPath: lib.path + ".loop-errors")
+            }
+            // The loop is running before the removals start.
+            while !FileManager.default.fileExists(atPath: lib.path + "/.lock") || !loop.process.isRunning {
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            var commands: [RunningCommand] = []
+            for i in 0..<6 {
+                commands.append(
+                    try CommandRunner.start(
+                        CommandRunner.issuesBinary, ["prune", "--library", lib.path, "--keep", "1"],
+                        environment: CommandRunner.environment()))
+                commands.append(
+                    try CommandRunner.start(
+                        CommandRunner.issuesBinary, ["remove", "--library", lib.path, removed[i]],
+                        environment: CommandRunner.environment()))
+            }
+            for command in commands {
+                let r = try await command.wait()
+                #expect(r.status == 0, "\(command.process.arguments ?? []): \(r.stdout) \(r.stderr)")
+            }
+            _ = FileManager.default.createFile(atPath: stop, contents: nil)
+            _ = try await loop.wait()
+            let loopErrors = (try? String(contentsOfFile: lib.path + ".loop-errors", encoding: .utf8)) ?? ""
+            #expect(loopErrors.isEmpty, "\(loopErrors)")
+
+            let left = try listed(lib)
+            #expect(Set(left.keys) == Set((0..<publications).map { "P\($0) 25" }), "\(left.keys.sorted())")
+            #expect(left.values.allSatisfy { $0["removing"] == nil || $0["removing"] as? Bool == false })
+            let trash = (try? FileManager.default.contentsOfDirectory(atPath: lib.path + "/.trash")) ?? []
+            #expect(trash.filter { $0 != ".lock" }.isEmpty, "\(trash)")
+            let folders = try FileManager.default.contentsOfDirectory(atPath: lib.path).filter { !$0.hasPrefix(".") }
+            #expect(folders == ["library.json"], "\(folders.sorted())")  // the kept issues had no content
+            let verify = try run(["verify"], lib)
+            #expect(verify.status == 0, "\(verify.stdout) \(verify.stderr)")
+        }
+    }
+
     @Test func aKillInsideARepairLeavesARepairableLibrary() async throws {
         try await withTestServer { server in
             try await withTemporaryDirectory { lib in

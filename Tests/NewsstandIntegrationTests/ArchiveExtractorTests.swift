@@ -618,6 +618,25 @@ struct ArchiveExtractorTests {
         #expect(!ArchiveExtractor.isArchive(at: sandbox.root))
     }
 
+    /// Text that libarchive's magic-less `mtree` reader takes for a list of files (each line a path): never an
+    /// archive, and extracting it is refused rather than creating empty files named after its lines.
+    @Test("text files are never archives", arguments: [
+        ("issues.csv", "id,date,pages,url\n1,2026-11-20,32,https://example.com/a.pdf\n2,2026-11-21,64,https://example.com/b.pdf\n"),
+        ("playlist.m3u", "#EXTM3U\n#EXTINF:1832,Episode 1\nhttps://cdn.example.com/ep1.mp3\n#EXTINF:1710,Episode 2\nhttps://cdn.example.com/ep2.mp3\n"),
+        ("urls.txt", "https://example.com/issues/2026-11-20.pdf\nhttps://example.com/issues/2026-11-21.pdf\n"),
+        ("meta.json", "{\"name\":\"TheDaily\",\"date\":\"2026-11-20\",\"pages\":32}\n"),
+        ("keys.b64", "a9f6B234F9vvhUMMbeQeIhHy88oAjmJ1H3zJ9J2ptrFgDqR/Y8pzZwC0YWV/\nQm9keSBvZiB0aGUgc2Vjb25kIGxpbmUgb2YgYmFzZTY0IHRleHQgaGVyZQ==\n"),
+    ])
+    func textIsNeverAnArchive(name: String, text: String) throws {
+        let sandbox = try Sandbox()
+        let path = sandbox.path(name)
+        try Data(text.utf8).write(to: URL(fileURLWithPath: path))
+        #expect(!ArchiveExtractor.isArchive(at: path))
+        #expect(throws: ArchiveError.self) { try ArchiveExtractor().extract(archiveAt: path, into: sandbox.staging) }
+        let written = (try? FileManager.default.subpathsOfDirectory(atPath: sandbox.staging)) ?? []
+        #expect(written.isEmpty, "\(written)")
+    }
+
     @Test("a tar with a ./ root entry and ./-prefixed names")
     func tarWithDotRoot() throws {
         let sandbox = try Sandbox()

@@ -63,6 +63,35 @@ import Testing
         }
     }
 
+    /// A feed trickled fast enough to pass the stall limit but too slowly to ever finish: the feed deadline
+    /// ends the fetch, the subscription fails for this round with a message saying so, and `sync` returns.
+    @Test func aFeedTooSlowToFinishMeetsTheDeadline() async throws {
+        try await withTestServer { server in
+            server.serve("/notes/1.pdf", bytes: patternBytes(count: 100))
+            server.serve("/feed.json", bytes: Self.jsonFeed(1, server: server))
+            try await withTemporaryDirectory { root in
+                var configuration = Library.Configuration()
+                configuration.feedDeadline = .seconds(2)
+                try await Library.withLibrary(at: root, configuration: configuration) { library in
+                    let url = try #require(URL(string: server.url("/feed.json")))
+                    _ = try await library.subscribe(to: url, options: SubscribeOptions(downloadsAutomatically: false))
+                    // 40 KB at 500 bytes a second: 80 s, far above the stall limit's 1 KiB a minute.
+                    let padding = String(repeating: " ", count: 40_000)
+                    server.serve("/feed.json", bytes: Self.jsonFeed(1, server: server) + Array(padding.utf8))
+                    server.setFaults("/feed.json", Faults(bytesPerSecond: 500))
+                    let started = ContinuousClock.now
+                    let reports = try await library.sync()
+                    #expect(ContinuousClock.now - started < .seconds(20))
+                    guard case .failed(let error) = try #require(reports.first).outcome else {
+                        Issue.record("the sync did not fail: \(reports)")
+                        return
+                    }
+                    #expect(error.description.contains("no complete answer within"), "\(error)")
+                }
+            }
+        }
+    }
+
     @Test func leavingTheSyncClosureEarlyCancelsTheRest() async throws {
         try await withTestServer { server in
             try await withTemporaryDirectory { root in

@@ -33,14 +33,23 @@ struct Verify: AsyncParsableCommand {
     var deep = false
 
     func run() async throws {
+        // A bucket depth that disagrees with library.json makes opening refuse the library: merged first.
+        let merged = repair ? try await Library.repairBucketDepths(at: libraryOptions.resolvedURL()) : nil
         let library = try await libraryOptions.open(create: false)
-        let report = try await library.verify(
+        var report = try await library.verify(
             issues: names.isEmpty ? nil : names,
             options: VerifyOptions(repair: repair, removeOrphans: removeOrphans, deep: deep))
         if output.json {
+            if let merged {
+                // Repaired before the library was opened (it refuses to open so): reported first, as found.
+                report.problems.insert(
+                    VerifyReport.Problem(kind: .bucketDepthMismatch, path: library.rootURL.path, detail: merged, repaired: true),
+                    at: 0)
+            }
             Terminal.output(try ReportJSON.text(report))
         } else {
             var lines: [String] = []
+            if let merged { lines.append("repaired: \(VerifyReport.Problem.Kind.bucketDepthMismatch.rawValue): \(merged)") }
             for problem in report.problems {
                 lines.append("\(problem.repaired ? "repaired" : "problem "): \(problem.kind.rawValue): \(problem.detail) (\(problem.path))")
             }
