@@ -24,7 +24,7 @@ package enum HTMLPage {
                 scanner.skip(past: "-->")
             } else if scanner.hasPrefix("<!doctype") {
                 htmlDoctype = htmlDoctype || scanner.hasPrefix("<!doctype html")
-                scanner.skip(past: ">")
+                scanner.skipDoctype()
             } else if scanner.hasTag("rss") || scanner.hasTag("feed") || scanner.hasTag("rdf:rdf") {
                 return false
             } else {
@@ -90,6 +90,27 @@ package enum HTMLPage {
             let next = bytes[end]
             return next == 0x20 || (0x09...0x0D).contains(next) || next == UInt8(ascii: "/")
                 || next == UInt8(ascii: ">")
+        }
+
+        /// Moves past a DOCTYPE: its `>`, not one inside its internal subset (`[…]`) or a quoted literal.
+        mutating func skipDoctype() {
+            var inSubset = false
+            var quote: UInt8?
+            while i < bytes.count {
+                let byte = bytes[i]
+                i += 1
+                if let open = quote {
+                    if byte == open { quote = nil }
+                } else if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "'") {
+                    quote = byte
+                } else if byte == UInt8(ascii: "[") {
+                    inSubset = true
+                } else if byte == UInt8(ascii: "]") {
+                    inSubset = false
+                } else if byte == UInt8(ascii: ">"), !inSubset {
+                    return
+                }
+            }
         }
 
         mutating func skip(past terminator: String) {

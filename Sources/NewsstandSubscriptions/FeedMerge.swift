@@ -71,6 +71,8 @@ package enum FeedIdentity {
         }
         var result = plain
         var taken = Set<String>()
+        // The enclosures each repeated id's items already stand for: one more with the same is no new episode.
+        var enclosuresOf: [String: Set<String>] = [:]
         var settled = Set<Int>()
         for (position, identity) in plain.enumerated() {
             guard let identity, repeated.contains(identity), let enclosure = enclosures[position],
@@ -78,17 +80,22 @@ package enum FeedIdentity {
             else { continue }
             result[position] = knownID
             taken.insert(knownID)
+            enclosuresOf[identity, default: []].insert(enclosure)
             settled.insert(position)
         }
         var notes: [String] = []
         for (position, identity) in plain.enumerated() where !settled.contains(position) {
             guard let identity, repeated.contains(identity) else { continue }
-            if !taken.contains(identity) {
+            let enclosure = enclosures[position]
+            let sameMedia = enclosure.map { enclosuresOf[identity]?.contains($0) ?? false } ?? false
+            if !taken.contains(identity), !sameMedia {
                 taken.insert(identity)  // the first wins
+                if let enclosure { enclosuresOf[identity, default: []].insert(enclosure) }
                 continue
             }
             let title = (items[position].title ?? "(untitled)").debugDescription
-            if let enclosure = enclosures[position], !taken.contains(identity + String(repeatSeparator) + enclosure) {
+            if let enclosure, !sameMedia {
+                enclosuresOf[identity, default: []].insert(enclosure)
                 let own = identity + String(repeatSeparator) + enclosure
                 result[position] = own
                 taken.insert(own)
