@@ -244,6 +244,12 @@ enum FeedDate {
         case "AEDT": return 11 * 3600
         case "NZST": return 12 * 3600
         case "NZDT": return 13 * 3600
+        // North America's zones without S/D, as some generators write them: standard time, as feedparser reads.
+        case "AT": return -4 * 3600
+        case "ET": return -5 * 3600
+        case "CT": return -6 * 3600
+        case "MT": return -7 * 3600
+        case "PT": return -8 * 3600
         case "AST": return -4 * 3600
         case "ADT": return -3 * 3600
         case "HST": return -10 * 3600

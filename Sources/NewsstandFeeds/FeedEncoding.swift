@@ -18,6 +18,12 @@ enum FeedEncoding {
     /// - Throws: ``Unsupported`` for a declared encoding iconv does not know.
     static func utf8(_ bytes: UnsafeBufferPointer<UInt8>) throws -> [UInt8]? {
         guard bytes.count >= 2 else { return nil }
+        // UTF-32 (its byte-order mark, or `<` as four bytes) before UTF-16, whose little-endian mark it starts with.
+        if bytes.count >= 4 {
+            let head = (bytes[0], bytes[1], bytes[2], bytes[3])
+            if head == (0, 0, 0xFE, 0xFF) || head == (0, 0, 0, 0x3C) { return try utf32(bytes, bigEndian: true) }
+            if head == (0xFF, 0xFE, 0, 0) || head == (0x3C, 0, 0, 0) { return try utf32(bytes, bigEndian: false) }
+        }
         if bytes[0] == 0xFE && bytes[1] == 0xFF { return utf16(bytes, from: 2, bigEndian: true) }
         if bytes[0] == 0xFF && bytes[1] == 0xFE { return utf16(bytes, from: 2, bigEndian: false) }
         if bytes[0] == 0 && bytes[1] == UInt8(ascii: "<") { return utf16(bytes, from: 0, bigEndian: true) }
@@ -34,6 +40,13 @@ enum FeedEncoding {
             guard let converted = iconvUTF8(bytes, from: declared) else { throw Unsupported(name: declared) }
             return converted
         }
+    }
+
+    /// UTF-32 through iconv (a byte-order mark becomes U+FEFF, which the parser skips like UTF-8's).
+    private static func utf32(_ bytes: UnsafeBufferPointer<UInt8>, bigEndian: Bool) throws -> [UInt8] {
+        let name = bigEndian ? "utf-32be" : "utf-32le"
+        guard let converted = iconvUTF8(bytes, from: name) else { throw Unsupported(name: name) }
+        return converted
     }
 
     /// The `encoding` of an `<?xml … ?>` declaration at the very start, lowercased.
