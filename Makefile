@@ -139,6 +139,37 @@ package-check: demo-deps
 clean:
 	rm -rf .build .build-fuzz
 
+# MARK: - Conformance
+# Judges `subscribe`/`sync` against other feed parsers' test data (podcastparser, feedparser, AntennaPod, the
+# JSON Feed examples, captured real feeds): the suite and its data live beside the repository, in
+# ../shared/conformance/feeds, and are not ours to edit. Prints every line that is not a PASS, the suite's
+# summary, the failures by class and the pass rate of the lines that are not `peer-specific` (a peer's own
+# quirk, not ours to copy). Fails when any failure is of the class `project-wrong`; `ambiguous` ones are left
+# to judgement, so the suite's own exit status (1 on any failure) is not ours. CONFORMANCE_ARGS passes
+# options through (`--source podcastparser`, `--only SUBSTR`, `-v`).
+CONFORMANCE_DIR           ?= ../shared/conformance/feeds
+CONFORMANCE_CONFIGURATION ?= debug
+CONFORMANCE_ARGS          ?=
+CONFORMANCE_LOG           := .build/conformance.log
+
+.PHONY: conformance
+conformance: test-deps
+	$(SWIFT) build -c $(CONFORMANCE_CONFIGURATION) --product issues
+	@mkdir -p .build
+	@ISSUES_BIN=$(CURDIR)/.build/$(CONFORMANCE_CONFIGURATION)/issues python3 $(CONFORMANCE_DIR)/run_peer.py \
+	  $(CONFORMANCE_ARGS) > $(CONFORMANCE_LOG); \
+	grep -v '^PASS ' $(CONFORMANCE_LOG); \
+	awk '/^(PASS|FAIL|SKIP) / { lines++ } /^PASS / { pass++ } \
+	  /^FAIL / { n = split("project-wrong ambiguous peer-specific", cls, " "); \
+	    for (k = 1; k <= n; k++) if (index($$0, "[" cls[k] "]")) count[cls[k]]++; \
+	    if (!index($$0, "[project-wrong]") && !index($$0, "[ambiguous]")) peer++ } \
+	  END { printf "failures by class: project-wrong %d, ambiguous %d, peer-specific %d\n", \
+	    count["project-wrong"], count["ambiguous"], count["peer-specific"]; \
+	    if (lines - peer > 0) printf "pass rate of the lines that are not peer-specific: %d/%d = %.1f %%\n", \
+	      pass, lines - peer, 100 * pass / (lines - peer) }' $(CONFORMANCE_LOG); \
+	if grep -q '^FAIL .*\[project-wrong\]' $(CONFORMANCE_LOG); then \
+	  echo "conformance: project-wrong failures (full log in $(CONFORMANCE_LOG))"; exit 1; fi
+
 # MARK: - Fuzzing
 # libFuzzer targets: each Fuzz/NAME is an executable target of Package.swift that depends on the layer it
 # fuzzes (NewsstandCore, NewsstandArchive, NewsstandCatalog, NewsstandFeeds), so it calls the product's own

@@ -16,6 +16,7 @@ extension Library {
         var report = SyncReport(subscription: merged.name, outcome: .updated)
         report.rematchedItems = merge.rematched
         report.seenOnly = merge.seenOnly
+        report.notes += merge.duplicateNotes
         if merge.skippedWithoutIdentity > 0 {
             report.notes.append("\(merge.skippedWithoutIdentity) items without an id, enclosure or title were skipped")
         }
@@ -26,10 +27,14 @@ extension Library {
                 var added: [(Int, String)] = []
                 var updated: [String] = []
                 var notes: [String] = []
+                // Issues some item of this subscription already owns: never adopted by another item.
+                var owned = Set(merged.items.compactMap(\.issueName))
                 for addition in additions {
                     let item = merged.items[addition.itemIndex]
                     do {
-                        let name = try stageSubscribedIssue(addition.item, item: item, subscription: merged, in: &changes)
+                        let name = try stageSubscribedIssue(
+                            addition.item, item: item, subscription: merged, owned: owned, in: &changes)
+                        owned.insert(name)
                         added.append((addition.itemIndex, name))
                     } catch let error as NewsstandError {
                         notes.append("item \(item.id.debugDescription) was not added: \(error.message)")
@@ -56,12 +61,15 @@ extension Library {
     }
 
     /// Adds (or adopts, after a crash between the catalog's write and the subscription's) the issue of one
-    /// feed item, under a name from its title made unique by a deterministic suffix.
+    /// feed item, under a name from its title made unique by a deterministic suffix. An issue in `owned`
+    /// belongs to another item of the subscription (one that repeats this item's feed id) and is never adopted.
     static func stageSubscribedIssue(
-        _ feedItem: FeedItem, item: SubscriptionItem, subscription: Subscription, in changes: inout CatalogChanges
+        _ feedItem: FeedItem, item: SubscriptionItem, subscription: Subscription, owned: Set<String> = [],
+        in changes: inout CatalogChanges
     ) throws -> String {
         let date = item.date ?? item.firstSeen
-        let origin = Issue.Origin(subscriptionID: subscription.id, itemID: item.id, matchedBy: item.matchedBy)
+        let origin = Issue.Origin(
+            subscriptionID: subscription.id, itemID: FeedIdentity.feedID(item.id), matchedBy: item.matchedBy)
         var requests: [AssetRequest] = []
         for asset in feedItem.assets {
             let request = AssetRequest(url: asset.url, sha256: asset.sha256, unpack: asset.unpack ?? true)
@@ -70,7 +78,9 @@ extension Library {
         }
         for name in issueNameCandidates(title: feedItem.title, date: date, itemID: item.id, subscription: subscription) {
             if let existing = try changes.issue(named: name) {
-                if existing.origin?.subscriptionID == origin.subscriptionID, existing.origin?.itemID == origin.itemID {
+                if !owned.contains(name), existing.origin?.subscriptionID == origin.subscriptionID,
+                    existing.origin?.itemID == origin.itemID
+                {
                     return name
                 }
                 continue

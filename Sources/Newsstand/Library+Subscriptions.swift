@@ -25,7 +25,8 @@ extension Library {
             guard countingIssues, !subscriptions.isEmpty else { return subscriptions }
             let live = Set(try catalog.openIndex().liveEntries().filter { !$0.summary.isBeingRemoved }.map(\.summary.name))
             for index in subscriptions.indices {
-                subscriptions[index].issuesHeld = subscriptions[index].issueNames.filter(live.contains).count
+                // Distinct names: a store from before repeated ids were told apart may point two items at one issue.
+                subscriptions[index].issuesHeld = Set(subscriptions[index].issueNames).filter(live.contains).count
             }
             return subscriptions
         }
@@ -169,11 +170,15 @@ extension Library {
 
 extension Library {
     /// Subscribes to every feed outline of an OPML file, each with `options` (its name from the outline).
-    /// Tolerant: an entry that fails (a bad URL, a feed that cannot be read, a duplicate) is reported and
-    /// the others go on.
+    /// Tolerant: an entry that fails (a bad URL, a feed that cannot be read, a name taken by another feed)
+    /// is reported and the others go on. A feed already subscribed (at its URL or one it moved from) is
+    /// left as it is and reported as such (``OPMLEntry/alreadySubscribed``), so importing the same file
+    /// again changes nothing and fails nothing.
     /// - Throws: `.invalidFeed` when the data is not OPML at all.
     public func subscribe(opml data: Data, options: SubscribeOptions = SubscribeOptions()) async throws -> [OPMLEntry] {
         var entries: [OPMLEntry] = []
+        let layout = self.layout
+        let existing = try await runBlocking { try SubscriptionStore(layout: layout).all() }
         for outline in try OPMLDocument.outlines(data) {
             var entry = OPMLEntry(title: outline.title, url: nil, result: .failure(NewsstandError(.invalidURL, "")))
             do {
@@ -182,6 +187,12 @@ extension Library {
                 }
                 let url = try AssetRequest.parseURL(text)
                 entry.url = url
+                if let known = existing.first(where: { $0.url == url || $0.previousURLs.contains(url) }) {
+                    entry.alreadySubscribed = known.name
+                    entry.result = .success(SyncReport(subscription: known.name, outcome: .unchanged))
+                    entries.append(entry)
+                    continue
+                }
                 var own = options
                 if let title = outline.title, !IssueName.fromTitle(title).isEmpty { own.name = IssueName.fromTitle(title) }
                 entry.result = .success(try await subscribe(to: url, options: own))

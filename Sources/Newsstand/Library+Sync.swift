@@ -116,10 +116,14 @@ extension Library {
     private func refreshOrThrow(_ subscription: Subscription, backfill: Bool) async throws -> SyncReport {
         var report = SyncReport(subscription: subscription.name, outcome: .unchanged)
         let mapping = try subscription.mappingJSON.map { try FeedMapping(json: Data($0.utf8)) }
+        // A backfill reads the whole body even when the feed has not changed: the items it adds are old
+        // ones, which a 304 would hide. So it sends no validators.
+        let requestValidators =
+            backfill
+            ? DocumentValidators()
+            : DocumentValidators(etag: subscription.etag, lastModified: subscription.lastModified)
         let fetched = try await startedEngine().fetchDocument(
-            subscription.url,
-            validators: DocumentValidators(etag: subscription.etag, lastModified: subscription.lastModified),
-            maxBytes: FeedLimits().maxBodyBytes)
+            subscription.url, validators: requestValidators, maxBytes: FeedLimits().maxBodyBytes)
         var movedTo = fetched.permanentURL.flatMap { $0 == subscription.url ? nil : $0 }
         guard case .body(let body) = fetched.outcome else {
             if let movedTo { try await move(subscription, to: movedTo) }

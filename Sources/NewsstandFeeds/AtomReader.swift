@@ -1,14 +1,20 @@
 import Foundation
 
 /// Atom 1.0 (RFC 4287) into a ``FeedDocument``: `feed/title`; per entry `id`, `title`, `published` (else
-/// `updated`), every `link rel="enclosure"`, resolved against `xml:base` where the feed sets one. A
+/// Atom 0.3's `issued` or `created`, `dcterms:issued` or `created`, else `updated`, Atom 0.3's `modified`,
+/// `dcterms:modified`), every `link rel="enclosure"`, resolved against `xml:base` where the feed sets one. A
 /// `type="html"` title is unescaped HTML: its tags are dropped; an `xhtml` one gives its text.
 enum AtomReader {
     static let namespace = "http://www.w3.org/2005/Atom"
 
     private enum Field {
         case feedTitle, id, title, published, updated
+        /// The fallbacks of `published` (rank 0, 1) and of `updated` (rank 2).
+        case otherDate(Int)
     }
+
+    private static let otherDates = ["issued": 0, "created": 1, "modified": 2]
+    static let dublinCoreTerms = "http://purl.org/dc/terms/"
 
     private struct Node {
         var isEntry: Bool
@@ -55,8 +61,12 @@ enum AtomReader {
                     case ("id", true): capture = (.id, xml.depth, false)
                     case ("published", true): capture = (.published, xml.depth, false)
                     case ("updated", true): capture = (.updated, xml.depth, false)
+                    case (let name, true) where otherDates[name] != nil:
+                        capture = (.otherDate(otherDates[name] ?? 2), xml.depth, false)
                     default: break
                     }
+                } else if parent.isEntry, tag.namespace == dublinCoreTerms, let rank = otherDates[tag.localName] {
+                    capture = (.otherDate(rank), xml.depth, false)
                 }
                 if capture != nil {
                     buffer = ""
@@ -75,8 +85,12 @@ enum AtomReader {
                     case .feedTitle: document.title = document.title ?? context.text(text)
                     case .title: entry.title = entry.title ?? context.text(text)
                     case .id: entry.id = entry.id ?? context.text(text)
-                    case .published: entry.published = entry.published ?? FeedDate.rfc3339(text)
-                    case .updated: entry.updated = entry.updated ?? FeedDate.rfc3339(text)
+                    // RFC 3339 by the spec; `rfc822` reads it, W3DTF's shorter forms, and the RFC 822 dates
+                    // some generators write here.
+                    case .published: entry.published = entry.published ?? FeedDate.rfc822(text)
+                    case .updated: entry.updated = entry.updated ?? FeedDate.rfc822(text)
+                    case .otherDate(let rank):
+                        if entry.otherDates[rank] == nil { entry.otherDates[rank] = FeedDate.rfc822(text) }
                     }
                 }
                 if node.isEntry { document.items.append(entry.make(context)) }
@@ -98,6 +112,7 @@ enum AtomReader {
         var title: String?
         var published: Date?
         var updated: Date?
+        var otherDates: [Date?] = [nil, nil, nil]
         var enclosures: [(href: String?, base: URL?, length: String?, type: String?)] = []
 
         func make(_ context: FeedContext) -> FeedItem {
@@ -108,7 +123,8 @@ enum AtomReader {
                     assets.append(asset)
                 }
             }
-            return FeedItem(id: id, title: title, date: published ?? updated, assets: assets)
+            let date = published ?? otherDates[0] ?? otherDates[1] ?? updated ?? otherDates[2]
+            return FeedItem(id: id, title: title, date: date, assets: assets)
         }
     }
 }

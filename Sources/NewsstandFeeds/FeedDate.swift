@@ -33,15 +33,23 @@ enum FeedDate {
         var clock: (hour: Int, minute: Int, second: Int)?
         var offset = 0
         var sawZone = false
-        for token in tokens {
+        var meridiem: Int?  // 0 for AM, 12 for PM: a 12-hour clock
+        for var token in tokens {
             guard let first = token.first else { continue }
             if token.contains(UInt8(ascii: ":")), clock == nil, isDigit(first) {
+                // "10:00PM": the meridiem stuck to the clock.
+                if token.count > 2, let half = meridiemOffset(token.suffix(2)) {
+                    meridiem = half
+                    token = token.dropLast(2)
+                }
                 guard let parsed = parseClock(token) else { return nil }
                 clock = parsed.clock
                 if let zone = parsed.zone {
                     offset = zone
                     sawZone = true
                 }
+            } else if clock != nil, meridiem == nil, let half = meridiemOffset(token) {
+                meridiem = half
             } else if isDigit(first) {
                 guard token.allSatisfy(isDigit), token.count <= 4 else { return nil }
                 numbers.append(token)
@@ -73,7 +81,11 @@ enum FeedDate {
         } else if yearToken.count == 3 {
             year += 1900  // RFC 2822 §4.3: a three-digit year is added to 1900
         }
-        let time = clock ?? (0, 0, 0)
+        var time = clock ?? (0, 0, 0)
+        if let meridiem {
+            guard (1...12).contains(time.hour) else { return nil }
+            time.hour = time.hour % 12 + meridiem
+        }
         return make(
             year: year, month: month, day: day, hour: time.hour, minute: time.minute, second: time.second,
             fraction: 0, offsetSeconds: offset)
@@ -94,6 +106,13 @@ enum FeedDate {
             bytes.removeFirst()
         }
         let b = Array(bytes)
+        // W3DTF's reduced precisions: a year, or a year and month, is the first day of it (as feedparser reads).
+        if b.count == 4, let year = number(b[0..<4]) {
+            return make(year: year, month: 1, day: 1, hour: 0, minute: 0, second: 0, fraction: 0, offsetSeconds: 0)
+        }
+        if b.count == 7, b[4] == UInt8(ascii: "-"), let year = number(b[0..<4]), let month = number(b[5..<7]) {
+            return make(year: year, month: month, day: 1, hour: 0, minute: 0, second: 0, fraction: 0, offsetSeconds: 0)
+        }
         guard b.count >= 10, b[4] == UInt8(ascii: "-"), b[7] == UInt8(ascii: "-"),
             let year = number(b[0..<4]), let month = number(b[5..<7]), let day = number(b[8..<10])
         else { return nil }
@@ -153,6 +172,8 @@ enum FeedDate {
         }
         guard hour < 24 || (hour == 24 && minute == 0 && second == 0), minute < 60, second <= 60 else { return nil }
         var zone: Int?
+        // A space before the zone ("13:31:04.96 +0700"), as some generators write.
+        while k < token.endIndex, token[k] == 0x20 { k += 1 }
         if k < token.endIndex {
             let rest = token[k...]
             if rest.count == 1, rest.first.map({ $0 | 0x20 }) == UInt8(ascii: "z") {
@@ -179,10 +200,61 @@ enum FeedDate {
         return sign == UInt8(ascii: "-") ? -seconds : seconds
     }
 
+    /// `AM` → 0, `PM` → 12 (also `a.m.`, `p.m.`); nil for anything else.
+    private static func meridiemOffset(_ token: ArraySlice<UInt8>) -> Int? {
+        let letters = token.filter { $0 != UInt8(ascii: ".") }.map { $0 | 0x20 }
+        guard letters.count == 2, letters[1] == UInt8(ascii: "m") else { return nil }
+        switch letters[0] {
+        case UInt8(ascii: "a"): return 0
+        case UInt8(ascii: "p"): return 12
+        default: return nil
+        }
+    }
+
+    /// A zone by name: RFC 822's, the military letters, the European and other abbreviations real feeds
+    /// write (`CET`, `CEST`, `MET`, `BST`…, as in the tz database), `Etc/GMT`, and `GMT`/`UTC` followed by
+    /// a numeric offset (`GMT-0400`, `UTC+01:00`). An ambiguous abbreviation (`IST`) is not guessed.
     private static func namedZone(_ token: ArraySlice<UInt8>) -> Int? {
-        let name = String(decoding: token, as: UTF8.self).uppercased()
+        var bytes = token
+        // `Etc/GMT+5` is POSIX's inverted sign (5 hours west); `GMT+5` in a feed means east, as written.
+        let posix = bytes.count > 4 && startsWith(bytes, "etc/")
+        if posix { bytes = bytes.dropFirst(4) }
+        for prefix in ["gmt", "utc", "ut"] where bytes.count > prefix.utf8.count && startsWith(bytes, prefix) {
+            let rest = bytes.dropFirst(prefix.utf8.count)
+            // Not an offset after it ("UTC" read as "UT" + "C", "GMT0"): the name itself is read below.
+            guard let sign = rest.first, sign == UInt8(ascii: "+") || sign == UInt8(ascii: "-") else { break }
+            var seconds: Int
+            if let zone = numericZone(rest) {
+                seconds = zone
+            } else {
+                guard rest.count <= 3, let hours = number(rest.dropFirst()), hours <= 14 else { return nil }
+                seconds = hours * 3600 * (sign == UInt8(ascii: "-") ? -1 : 1)
+            }
+            return posix ? -seconds : seconds
+        }
+        let name = String(decoding: bytes, as: UTF8.self).uppercased()
         switch name {
-        case "UT", "UTC", "GMT", "Z": return 0
+        case "UT", "UTC", "GMT", "Z", "WET", "GMT0", "UCT", "ZULU": return 0
+        case "CET", "MET", "WEST", "BST": return 3600
+        case "CEST", "MEST", "EET", "MESZ": return 2 * 3600
+        case "MEZ": return 3600
+        case "EEST", "MSK": return 3 * 3600
+        case "JST", "KST": return 9 * 3600
+        case "AEST": return 10 * 3600
+        case "AEDT": return 11 * 3600
+        case "NZST": return 12 * 3600
+        case "NZDT": return 13 * 3600
+        // North America's zones without S/D, as some generators write them: standard time, as feedparser reads.
+        case "AT": return -4 * 3600
+        case "ET": return -5 * 3600
+        case "CT": return -6 * 3600
+        case "MT": return -7 * 3600
+        case "PT": return -8 * 3600
+        case "AST": return -4 * 3600
+        case "ADT": return -3 * 3600
+        case "HST": return -10 * 3600
+        case "AKST": return -9 * 3600
+        case "AKDT": return -8 * 3600
         case "EST": return -5 * 3600
         case "EDT": return -4 * 3600
         case "CST": return -6 * 3600
@@ -220,6 +292,11 @@ enum FeedDate {
         }
         if let index = monthNames.firstIndex(of: String(lower.prefix(3))), lower.count == 3 { return index + 1 }
         return nil
+    }
+
+    /// Whether `bytes` start with the lowercase ASCII `prefix`, ignoring case.
+    private static func startsWith(_ bytes: ArraySlice<UInt8>, _ prefix: String) -> Bool {
+        bytes.count >= prefix.utf8.count && zip(bytes, prefix.utf8).allSatisfy { $0 | 0x20 == $1 }
     }
 
     private static func startsWithIgnoringCase(_ token: ArraySlice<UInt8>, _ prefix: String) -> Bool {

@@ -19,7 +19,7 @@ package enum FeedParser {
     /// - Throws: `NewsstandError` `.unsafeFeed` for a body over `limits.maxBodyBytes` or XML that declares
     ///   entities; `.invalidFeed` for anything that is not a feed, with the reason (malformed or truncated
     ///   XML or JSON, an unknown root element, JSON neither a JSON Feed nor a catalog, a mapping that does
-    ///   not fit). Never traps, whatever the bytes.
+    ///   not fit, an encoding iconv does not know, named). Never traps, whatever the bytes.
     /// - Blocks the calling thread for the parse (about 4 ms a megabyte of RSS in a release build); call it
     ///   off the cooperative pool for large bodies. Needs no isolation.
     package static func parse(_ body: Data, url: URL, mapping: FeedMapping?, limits: FeedLimits = FeedLimits()) throws
@@ -37,7 +37,16 @@ package enum FeedParser {
         let context = FeedContext(url: url, limits: limits)
         return try body.withUnsafeBytes { raw in
             let bytes = raw.bindMemory(to: UInt8.self)
-            if let converted = FeedEncoding.utf8(bytes) {
+            let utf8: [UInt8]?
+            do {
+                utf8 = try FeedEncoding.utf8(bytes)
+            } catch let error as FeedEncoding.Unsupported {
+                throw NewsstandError(
+                    .invalidFeed,
+                    "\(url.absoluteString) declares the encoding \(error.name.debugDescription), which iconv on this "
+                        + "system cannot read; refused")
+            }
+            if let converted = utf8 {
                 return try converted.withUnsafeBufferPointer { try parse($0, mapping: mapping, context: context) }
             }
             return try parse(bytes, mapping: mapping, context: context)

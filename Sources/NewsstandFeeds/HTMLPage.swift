@@ -9,10 +9,12 @@ package enum HTMLPage {
     /// The most alternates kept from one page.
     package static let maxAlternates = 32
 
-    /// True when `bytes`, after an XML declaration, comments and whitespace, start with an HTML doctype
-    /// or an `<html` tag.
+    /// True when `bytes`, after an XML declaration, comments and whitespace, start with an `<html` tag, or
+    /// with an HTML doctype not followed by a feed's root (`<rss`, `<feed`, `<rdf:RDF`): publishers put
+    /// XHTML's DOCTYPE on RSS and Atom documents, which stay feeds.
     static func looksLikeHTML(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
         var scanner = Scanner(bytes: bytes)
+        var htmlDoctype = false
         // Only the prolog is looked at: a page's first tag comes early.
         while scanner.i < min(bytes.count, 1 << 16) {
             scanner.skipWhitespace()
@@ -20,11 +22,16 @@ package enum HTMLPage {
                 scanner.skip(past: "?>")
             } else if scanner.hasPrefix("<!--") {
                 scanner.skip(past: "-->")
+            } else if scanner.hasPrefix("<!doctype") {
+                htmlDoctype = htmlDoctype || scanner.hasPrefix("<!doctype html")
+                scanner.skipDoctype()
+            } else if scanner.hasTag("rss") || scanner.hasTag("feed") || scanner.hasTag("rdf:rdf") {
+                return false
             } else {
-                return scanner.hasPrefix("<!doctype html") || scanner.hasTag("html")
+                return htmlDoctype || scanner.hasTag("html")
             }
         }
-        return false
+        return htmlDoctype
     }
 
     /// The page's feed links, in document order, resolved against its `<base href>` (else `url`); only
@@ -83,6 +90,27 @@ package enum HTMLPage {
             let next = bytes[end]
             return next == 0x20 || (0x09...0x0D).contains(next) || next == UInt8(ascii: "/")
                 || next == UInt8(ascii: ">")
+        }
+
+        /// Moves past a DOCTYPE: its `>`, not one inside its internal subset (`[…]`) or a quoted literal.
+        mutating func skipDoctype() {
+            var inSubset = false
+            var quote: UInt8?
+            while i < bytes.count {
+                let byte = bytes[i]
+                i += 1
+                if let open = quote {
+                    if byte == open { quote = nil }
+                } else if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "'") {
+                    quote = byte
+                } else if byte == UInt8(ascii: "[") {
+                    inSubset = true
+                } else if byte == UInt8(ascii: "]") {
+                    inSubset = false
+                } else if byte == UInt8(ascii: ">"), !inSubset {
+                    return
+                }
+            }
         }
 
         mutating func skip(past terminator: String) {

@@ -1,5 +1,6 @@
 /// Escaped HTML as plain text, for the text fields that carry HTML (an Atom `type="html"` title): tags
-/// dropped, the predefined entities, `&nbsp;` and numeric references replaced; anything else kept as written.
+/// dropped, the predefined entities, HTML's named ones (``HTMLEntities``) and numeric references replaced;
+/// anything else kept as written.
 /// Works on Unicode scalars: as characters, "<" followed by a combining mark would not be "<".
 enum HTMLText {
     static func plain(_ html: String) -> String {
@@ -25,7 +26,7 @@ enum HTMLText {
         return decodeEntities(String(out))
     }
 
-    /// Replaces `&lt;`, `&gt;`, `&amp;`, `&quot;`, `&apos;`, `&nbsp;`, `&#N;` and `&#xH;`.
+    /// Replaces `&lt;`, `&gt;`, `&amp;`, `&quot;`, HTML's named references, `&#N;` and `&#xH;`.
     static func decodeEntities(_ text: String) -> String {
         let scalars = Array(text.unicodeScalars)
         guard scalars.contains("&") else { return text }
@@ -58,10 +59,8 @@ enum HTMLText {
         case "gt": return ">"
         case "amp": return "&"
         case "quot": return "\""
-        case "apos": return "'"
-        case "nbsp": return "\u{A0}"
         default:
-            guard name.hasPrefix("#") else { return nil }
+            guard name.hasPrefix("#") else { return HTMLEntities.scalar(name) }
             let digits = name.unicodeScalars.dropFirst()
             let hex = digits.first == "x" || digits.first == "X"
             let body = String(String.UnicodeScalarView(hex ? digits.dropFirst() : digits))

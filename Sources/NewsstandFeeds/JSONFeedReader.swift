@@ -5,10 +5,15 @@ import NewsstandCore
 /// it is not where the feed was fetched); per item `id`, `title`, `date_published` (else
 /// `date_modified`), every `attachments` entry (`url`, `mime_type`, `size_in_bytes`).
 enum JSONFeedReader {
-    /// True when `object` names a JSON Feed version (`https://jsonfeed.org/version/1`, `…/1.1`).
+    /// True when `object` names a JSON Feed version: the spec's URL (`https://jsonfeed.org/version/1`,
+    /// `…/1.1`), or a bare version number (`"1.1"`, as some generators write) beside an `items` array.
     static func isJSONFeed(_ object: [String: JSONValue]) -> Bool {
         guard case .string(let version)? = object["version"] else { return false }
-        return version.hasPrefix("https://jsonfeed.org/version/") || version.hasPrefix("http://jsonfeed.org/version/")
+        if version.hasPrefix("https://jsonfeed.org/version/") || version.hasPrefix("http://jsonfeed.org/version/") {
+            return true
+        }
+        guard case .array? = object["items"], let major = version.split(separator: ".").first else { return false }
+        return major == "1" && version.utf8.count <= 8 && version.utf8.allSatisfy { FeedDate.isDigit($0) || $0 == 0x2E }
     }
 
     static func read(_ object: [String: JSONValue], context: FeedContext) -> FeedDocument {
@@ -28,8 +33,8 @@ enum JSONFeedReader {
                 }
             }
             let date =
-                item["date_published"]?.stringValue.flatMap(FeedDate.rfc3339)
-                ?? item["date_modified"]?.stringValue.flatMap(FeedDate.rfc3339)
+                item["date_published"]?.stringValue.flatMap(FeedDate.rfc822)
+                ?? item["date_modified"]?.stringValue.flatMap(FeedDate.rfc822)
             document.items.append(
                 FeedItem(
                     id: context.text(item["id"]?.text), title: context.text(item["title"]?.stringValue),

@@ -2,13 +2,17 @@ import Foundation
 
 /// RSS 2.0 (and its relatives 0.9x and 1.0/RDF, which share the item shape) into a ``FeedDocument``:
 /// `channel/title`, `itunes:new-feed-url`; per item `guid` (else RDF's `rdf:about`), `title` (else
-/// `itunes:title`), `pubDate` (else `dc:date`), every `enclosure`. Elements it does not read are stepped
-/// over without decoding their text.
+/// `itunes:title`), `pubDate` (else `dc:date`, else `dcterms:issued`, `dcterms:created`, `dcterms:modified`),
+/// every `enclosure`, and when there is none, every Media RSS `media:content` (also inside `media:group`).
+/// Elements it does not read are stepped over without decoding their text.
 enum RSSReader {
     static let itunesNamespaces: Set<String> = [
         "http://www.itunes.com/dtds/podcast-1.0.dtd", "https://www.itunes.com/dtds/podcast-1.0.dtd",
     ]
     static let dublinCore = "http://purl.org/dc/elements/1.1/"
+    static let dublinCoreTerms = "http://purl.org/dc/terms/"
+    /// Media RSS; some feeds leave out the final slash.
+    static let mediaRSS: Set<String> = ["http://search.yahoo.com/mrss/", "http://search.yahoo.com/mrss"]
     static let rdf = "http://www.w3.org/1999/02/22-rdf-syntax-ns#"
     /// The namespaces RSS's own elements are found in: none (RSS 0.9x, 2.0), RSS 1.0's, and the one some
     /// RSS 2.0 feeds declare.
@@ -16,11 +20,15 @@ enum RSSReader {
 
     private enum Field {
         case feedTitle, newFeedURL, title, itunesTitle, guid, pubDate, dcDate
+        /// `dcterms:issued`, `created`, `modified`, in that order of preference.
+        case termsDate(Int)
     }
 
     private enum Node {
-        case channel, item, other
+        case channel, item, mediaGroup, other
     }
+
+    private static let termsDates = ["issued": 0, "created": 1, "modified": 2]
 
     static func read(_ xml: inout XMLTokenizer, root: XMLTokenizer.StartTag, context: FeedContext) throws
         -> FeedDocument
@@ -57,8 +65,17 @@ enum RSSReader {
                     if (plain && tag.localName == "title") || (itunes && tag.localName == "new-feed-url") {
                         capture = (tag.localName == "title" ? .feedTitle : .newFeedURL, xml.depth)
                     }
-                case .item:
-                    if plain && tag.localName == "enclosure" {
+                case .item, .mediaGroup:
+                    let media = tag.namespace.map { mediaRSS.contains($0) } ?? false
+                    if media && tag.localName == "content" {
+                        item.mediaContents.append(
+                            (tag.attribute("url"), tag.attribute("fileSize"), tag.attribute("type")))
+                    } else if media && tag.localName == "group", case .item = parent {
+                        stack.append(.mediaGroup)
+                        continue
+                    } else if case .mediaGroup = parent {
+                        break
+                    } else if plain && tag.localName == "enclosure" {
                         item.enclosures.append(
                             (tag.attribute("url"), tag.attribute("length"), tag.attribute("type")))
                     } else if plain, let field = itemFields[tag.localName] {
@@ -67,6 +84,8 @@ enum RSSReader {
                         capture = (.itunesTitle, xml.depth)
                     } else if tag.namespace == dublinCore && tag.localName == "date" {
                         capture = (.dcDate, xml.depth)
+                    } else if tag.namespace == dublinCoreTerms, let rank = termsDates[tag.localName] {
+                        capture = (.termsDate(rank), xml.depth)
                     }
                 case .other:
                     break
@@ -109,7 +128,10 @@ enum RSSReader {
         case .itunesTitle: item.itunesTitle = item.itunesTitle ?? context.text(text)
         case .guid: item.guid = item.guid ?? context.text(text)
         case .pubDate: item.pubDate = item.pubDate ?? FeedDate.rfc822(text)
-        case .dcDate: item.dcDate = item.dcDate ?? FeedDate.rfc3339(text)
+        // W3DTF by the spec, but feeds write RFC 822 here too; `rfc822` reads both.
+        case .dcDate: item.dcDate = item.dcDate ?? FeedDate.rfc822(text)
+        case .termsDate(let rank):
+            if item.termsDates[rank] == nil { item.termsDates[rank] = FeedDate.rfc822(text) }
         }
     }
 
@@ -120,17 +142,24 @@ enum RSSReader {
         var itunesTitle: String?
         var pubDate: Date?
         var dcDate: Date?
+        var termsDates: [Date?] = [nil, nil, nil]
         var enclosures: [(url: String?, length: String?, type: String?)] = []
+        var mediaContents: [(url: String?, length: String?, type: String?)] = []
 
         func make(_ context: FeedContext) -> FeedItem {
             var assets: [FeedAsset] = []
-            for enclosure in enclosures where assets.count < context.limits.maxAssetsPerItem {
-                if let asset = context.enclosure(url: enclosure.url, length: enclosure.length, type: enclosure.type) {
+            // Media RSS only when there is no enclosure: beside one, `media:content` is mostly a picture or
+            // another rendition of the same media.
+            let files = enclosures.isEmpty ? mediaContents : enclosures
+            for file in files where assets.count < context.limits.maxAssetsPerItem {
+                if let asset = context.enclosure(url: file.url, length: file.length, type: file.type),
+                    !assets.contains(where: { $0.url == asset.url })
+                {
                     assets.append(asset)
                 }
             }
-            return FeedItem(
-                id: guid ?? context.text(about), title: title ?? itunesTitle, date: pubDate ?? dcDate, assets: assets)
+            let date = pubDate ?? dcDate ?? termsDates.lazy.compactMap { $0 }.first
+            return FeedItem(id: guid ?? context.text(about), title: title ?? itunesTitle, date: date, assets: assets)
         }
     }
 }

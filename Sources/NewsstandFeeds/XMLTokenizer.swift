@@ -11,7 +11,8 @@
 /// character data, CDATA sections, comments, processing instructions, a DOCTYPE without entity
 /// declarations, the five predefined entities and numeric character references. It checks what a
 /// feed reader needs to trust: tags nest and match, the document does not end inside an element.
-/// An unknown named entity (`&nbsp;`, from a DTD we never read) is kept as written rather than refused.
+/// HTML's named entities (`&eacute;`, `&nbsp;`), which feeds use without a DTD, come from a fixed table
+/// (``HTMLEntities``); any other unknown named entity is kept as written rather than refused.
 package struct XMLTokenizer {
     struct Attribute {
         var prefix: String?
@@ -158,7 +159,7 @@ package struct XMLTokenizer {
         String(decoding: UnsafeBufferPointer(rebasing: bytes[range]), as: UTF8.self)
     }
 
-    /// Replaces the predefined entities and character references; in attribute values, also turns tabs
+    /// Replaces the predefined entities, HTML's named ones and character references; in attribute values, also turns tabs
     /// and line breaks into spaces (XML 1.0 §3.3.3). Lenient where feeds are: an unknown or unterminated
     /// reference stays as written, an invalid code point becomes U+FFFD.
     private func decode(_ range: Range<Int>, isAttribute: Bool) -> String {
@@ -236,7 +237,8 @@ package struct XMLTokenizer {
         case "amp": return "&"
         case "quot": return "\""
         case "apos": return "'"
-        default: return nil
+        // HTML's names, from a fixed table (never a DTD): what feeds write without declaring.
+        default: return HTMLEntities.scalar(String(decoding: name, as: UTF8.self))
         }
     }
 
@@ -322,8 +324,16 @@ package struct XMLTokenizer {
     private mutating func endTag() throws {
         let tagStart = i
         i += 2
-        let nameRange = try scanName(what: "end tag")
+        let nameRange = try scanName(what: "end tag", mayEndDocument: open.count == 1)
         skipWhitespace()
+        // The root's end tag without its `>` at the end of the document (`</rss`, perhaps followed by a
+        // comment): nothing is missing but that byte, so it is read as closed, as other readers do.
+        if i == bytes.count || bytes[i] == UInt8(ascii: "<"), open.count == 1, let root = open.last,
+            bytes[root].elementsEqual(bytes[nameRange])
+        {
+            closeElement()
+            return
+        }
         guard i < bytes.count else { throw error("truncated inside a tag") }
         guard bytes[i] == UInt8(ascii: ">") else { throw error("expected \">\" after </\(string(nameRange))") }
         i += 1
@@ -379,7 +389,8 @@ package struct XMLTokenizer {
     // MARK: - Scanning
 
     /// A name: up to whitespace or a delimiter. Its first byte may not be a digit, `-`, `.` or a delimiter.
-    private mutating func scanName(what: String) throws -> Range<Int> {
+    /// It may run to the end of the bytes only when `mayEndDocument` (the root's end tag).
+    private mutating func scanName(what: String, mayEndDocument: Bool = false) throws -> Range<Int> {
         let start = i
         while i < bytes.count {
             switch bytes[i] {
@@ -392,7 +403,7 @@ package struct XMLTokenizer {
             }
             break
         }
-        guard i < bytes.count else { throw error("truncated inside a tag") }
+        guard i < bytes.count || mayEndDocument else { throw error("truncated inside a tag") }
         guard start < i else { throw error("expected an \(what) name") }
         switch bytes[start] {
         case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "&"):

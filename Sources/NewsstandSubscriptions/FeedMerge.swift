@@ -35,6 +35,85 @@ package enum FeedIdentity {
         if let url = item.assets.first?.url, let key = enclosureKey(url) { return key }
         return titleDate(title: item.title, date: item.date)
     }
+
+    /// Joins a repeated id and an enclosure into the identity of a later item that repeats the id: U+001F,
+    /// which no feed text keeps (``FeedContext`` makes control characters spaces), so it never collides.
+    static let repeatSeparator: Character = "\u{1F}"
+
+    /// The feed's own id within an identity (all of it, but for an item told apart from an earlier one with
+    /// the same id): what the issue's origin records.
+    package static func feedID(_ identity: String) -> String {
+        identity.split(separator: repeatSeparator, maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init)
+            ?? identity
+    }
+
+    /// The identity of each item of one document, nil for an item that is dropped.
+    ///
+    /// Some publishers give several items one id (a CMS that writes the show's URL as every guid). The first
+    /// item wins the id; a later one with an enclosure of its own is another episode, told apart by that
+    /// enclosure (the id, ``repeatSeparator``, the enclosure without query), so neither episode's URL is ever
+    /// lost or swapped; a later one without (the same enclosure, or none) is the same item again and is dropped.
+    /// Items already known under such an identity keep it whatever order the feed lists them in (matched by
+    /// enclosure first), so a reordered feed changes no issue.
+    /// - Returns: The identities, and one note per repeated item (what became of it).
+    static func identities(of items: [FeedItem], known: [SubscriptionItem]) -> (identities: [String?], notes: [String])
+    {
+        let plain = items.map(identity(of:))
+        var counts: [String: Int] = [:]
+        for identity in plain.compactMap({ $0 }) { counts[identity, default: 0] += 1 }
+        let repeated = Set(counts.filter { $0.value > 1 }.keys)
+        guard !repeated.isEmpty else { return (plain, []) }
+
+        let enclosures = items.map { $0.assets.first.flatMap { enclosureKey($0.url) } }
+        var knownByEnclosure: [String: String] = [:]
+        for item in known where repeated.contains(feedID(item.id)) {
+            if let enclosure = item.enclosure { knownByEnclosure[enclosure] = knownByEnclosure[enclosure] ?? item.id }
+        }
+        var result = plain
+        var taken = Set<String>()
+        // The enclosures each repeated id's items already stand for: one more with the same is no new episode.
+        var enclosuresOf: [String: Set<String>] = [:]
+        var settled = Set<Int>()
+        for (position, identity) in plain.enumerated() {
+            guard let identity, repeated.contains(identity), let enclosure = enclosures[position],
+                let knownID = knownByEnclosure[enclosure], feedID(knownID) == identity, !taken.contains(knownID)
+            else { continue }
+            result[position] = knownID
+            taken.insert(knownID)
+            enclosuresOf[identity, default: []].insert(enclosure)
+            settled.insert(position)
+        }
+        var notes: [String] = []
+        for (position, identity) in plain.enumerated() where !settled.contains(position) {
+            guard let identity, repeated.contains(identity) else { continue }
+            let enclosure = enclosures[position]
+            let sameMedia = enclosure.map { enclosuresOf[identity]?.contains($0) ?? false } ?? false
+            if !taken.contains(identity), !sameMedia {
+                taken.insert(identity)  // the first wins
+                if let enclosure { enclosuresOf[identity, default: []].insert(enclosure) }
+                continue
+            }
+            let title = (items[position].title ?? "(untitled)").debugDescription
+            if let enclosure, !sameMedia {
+                enclosuresOf[identity, default: []].insert(enclosure)
+                let own = identity + String(repeatSeparator) + enclosure
+                result[position] = own
+                taken.insert(own)
+                notes.append(
+                    "item \(title) repeats the id \(identity.debugDescription) of an earlier item; told apart by its enclosure")
+            } else {
+                result[position] = nil
+                notes.append(
+                    "item \(title) repeats the id \(identity.debugDescription) of an earlier item and was skipped (the first wins)")
+            }
+        }
+        for (position, identity) in result.enumerated() where settled.contains(position) && identity != plain[position] {
+            let title = (items[position].title ?? "(untitled)").debugDescription
+            notes.append(
+                "item \(title) repeats the id \(FeedIdentity.feedID(identity ?? "").debugDescription) of another item; told apart by its enclosure")
+        }
+        return (result, notes)
+    }
 }
 
 extension IssueDate {
@@ -66,6 +145,8 @@ package struct FeedMerge {
     package var rematched = 0
     package var seenOnly = 0
     package var skippedWithoutIdentity = 0
+    /// What became of the items that repeat an earlier item's id (``FeedIdentity/identities(of:known:)``).
+    package var duplicateNotes: [String] = []
     /// Whether anything in the subscription's stored items changed.
     package var changed = false
 
@@ -83,19 +164,24 @@ package struct FeedMerge {
         var byEnclosure: [String: Int] = [:]
         var byTitleDate: [String: Int] = [:]
         for (index, item) in subscription.items.enumerated() {
-            byIdentity[item.id] = index
-            for alias in item.aliases { byIdentity[alias] = index }
+            // The first holder of an identity keeps it (a store written before repeated ids were told apart
+            // may hold two items with one id: the later one must not take the first one's issue).
+            byIdentity[item.id] = byIdentity[item.id] ?? index
+            for alias in item.aliases { byIdentity[alias] = byIdentity[alias] ?? index }
             if let enclosure = item.enclosure { byEnclosure[enclosure] = byEnclosure[enclosure] ?? index }
             if let titleDate = item.titleDate { byTitleDate[titleDate] = byTitleDate[titleDate] ?? index }
         }
-        let identities = document.items.map(FeedIdentity.identity(of:))
+        let (identities, duplicateNotes) = FeedIdentity.identities(of: document.items, known: subscription.items)
+        self.duplicateNotes = duplicateNotes
         let present = Set(identities.compactMap { $0 })
+        let plainIdentities = duplicateNotes.isEmpty ? identities : document.items.map(FeedIdentity.identity(of:))
         var claimed = Set<Int>()
         var newItems: [(index: Int, item: FeedItem)] = []
 
         for (position, item) in document.items.enumerated() {
             guard let identity = identities[position] else {
-                skippedWithoutIdentity += 1
+                // A repeated id's later item is noted, not counted as one without identity.
+                if plainIdentities[position] == nil { skippedWithoutIdentity += 1 }
                 continue
             }
             let enclosure = item.assets.first.flatMap { FeedIdentity.enclosureKey($0.url) }
@@ -142,7 +228,8 @@ package struct FeedMerge {
                 }
                 if known.id != before.id {
                     update.origin = Issue.Origin(
-                        subscriptionID: subscription.id, itemID: known.id, matchedBy: known.matchedBy)
+                        subscriptionID: subscription.id, itemID: FeedIdentity.feedID(known.id),
+                        matchedBy: known.matchedBy)
                 }
                 if known.issueName != nil, update.assets != nil || update.origin != nil {
                     issueUpdates.append(update)

@@ -13,9 +13,10 @@ public enum OPMLDocument: Sendable {
             "  <body>",
         ]
         for subscription in subscriptions {
-            let type = subscription.format == .atom ? "atom" : "rss"
+            // Always "rss", whatever the format: it is what OPML 2.0 names for any feed, and what other
+            // readers import (gPodder drops an outline of type "atom").
             lines.append(
-                #"    <outline type="\#(type)" text="\#(escape(subscription.name))" title="\#(escape(subscription.name))" xmlUrl="\#(escape(subscription.url.absoluteString))"/>"#
+                #"    <outline type="rss" text="\#(escape(subscription.name))" title="\#(escape(subscription.name))" xmlUrl="\#(escape(subscription.url.absoluteString))"/>"#
             )
         }
         lines += ["  </body>", "</opml>", ""]
@@ -56,6 +57,9 @@ public struct OPMLEntry: Sendable {
     public var url: URL?
     /// The new subscription's report, or why this entry was refused.
     public var result: Result<SyncReport, NewsstandError>
+    /// The name of the subscription that already reads this feed, when it was there before the import
+    /// (nothing was changed then, and `result` is an unchanged report).
+    public var alreadySubscribed: String?
 
     package init(title: String? = nil, url: URL? = nil, result: Result<NewsstandSubscriptions.SyncReport, NewsstandCore.NewsstandError>) {
         self.title = title

@@ -190,4 +190,41 @@ import Testing
         let decoded = try SubscriptionRecord.decode(data, path: "test")
         #expect(decoded == subscription)
     }
+
+    // MARK: - A repeated id in one feed (issue 25)
+
+    /// The first item wins the id; the later one with its own enclosure is told apart by it, and keeps its
+    /// identity when the feed lists the two the other way round: no addition, no asset change.
+    @Test func aRepeatedIdIsToldApartByEnclosureWhateverTheOrder() {
+        let one = Self.item("same", "One", "2020-03-02", "http://cdn.example/1.mp3")
+        let two = Self.item("same", "Two", "2020-03-01", "http://cdn.example/2.mp3")
+        let first = Self.refresh(Self.emptySubscription(), Self.document([one, two]))
+        #expect(first.additions.map(\.item.title) == ["One", "Two"])
+        #expect(first.duplicateNotes.count == 1)
+        #expect(first.subscription.items.map { FeedIdentity.feedID($0.id) } == ["same", "same"])
+        #expect(Set(first.subscription.items.map(\.id)).count == 2)
+        for order in [[one, two], [two, one]] {
+            let again = Self.refresh(first.subscription, Self.document(order))
+            #expect(again.additions.isEmpty)
+            #expect(again.issueUpdates.isEmpty)
+            #expect(!again.changed)
+        }
+    }
+
+    /// A store written before the fix holds two items with one id: the first keeps its issue and URL.
+    @Test func aStoreWithTwoItemsOfOneIdKeepsTheFirstsIssue() {
+        var damaged = Self.emptySubscription()
+        damaged.items = [
+            SubscriptionItem(
+                id: "same", enclosure: "http://cdn.example/1.mp3", issueName: "One",
+                assetURLs: ["http://cdn.example/1.mp3"], firstSeen: Self.today),
+            SubscriptionItem(
+                id: "same", enclosure: "http://cdn.example/2.mp3", issueName: "Two",
+                assetURLs: ["http://cdn.example/2.mp3"], firstSeen: Self.today),
+        ]
+        let merge = Self.refresh(
+            damaged, Self.document([Self.item("same", "One", "2020-03-02", "http://cdn.example/1.mp3")]))
+        #expect(merge.additions.isEmpty)
+        #expect(merge.issueUpdates.isEmpty)
+    }
 }

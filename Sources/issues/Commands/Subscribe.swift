@@ -68,6 +68,8 @@ struct Subscribe: AsyncParsableCommand {
             let data = try CommandFiles.read(opml, what: "OPML file")
             for entry in try await library.subscribe(opml: data, options: options) {
                 switch entry.result {
+                case .success(let report) where entry.alreadySubscribed != nil:
+                    Terminal.output("already subscribed \(report.subscription.debugDescription)\(entry.url.map { " to \($0.absoluteString)" } ?? "")")
                 case .success(let report):
                     SyncOutput.subscribed(report, url: entry.url)
                     added += report.keptIssues

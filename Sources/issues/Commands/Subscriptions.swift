@@ -69,7 +69,11 @@ struct Unsubscribe: AsyncParsableCommand {
 struct Configure: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Change a subscription's options.",
-        discussion: "Only the options given change. `issues pause` and `issues unpause` stop and restart syncing.")
+        discussion: """
+            Only the options given change. A new --keep prunes the subscription's older issues at once (never a \
+            pinned one or one in flight); with --dry-run nothing changes and the issues that would go are listed. \
+            `issues pause` and `issues unpause` stop and restart syncing.
+            """)
 
     @OptionGroup var libraryOptions: LibraryOptions
 
@@ -94,10 +98,14 @@ struct Configure: AsyncParsableCommand {
     @Flag(name: .long, help: "Drop the mapping.")
     var noMap = false
 
+    @Flag(name: .long, help: "Change nothing; list the issues a new --keep would prune.")
+    var dryRun = false
+
     func validate() throws {
         if keep != nil && keepAll { throw ValidationError("--keep and --keep-all cannot be combined") }
         if let keep, keep < 1 { throw ValidationError("--keep must be at least 1") }
         if map != nil && noMap { throw ValidationError("--map and --no-map cannot be combined") }
+        if dryRun && keep == nil { throw ValidationError("--dry-run goes with --keep") }
     }
 
     func run() async throws {
@@ -107,8 +115,23 @@ struct Configure: AsyncParsableCommand {
         if let map { change.mapping = .some(try CommandFiles.read(map, what: "mapping")) }
         if noMap { change.mapping = .some(nil) }
         let library = try await libraryOptions.open(create: false)
+        if dryRun, let keep {
+            guard let subscription = try await library.subscription(named: name) else {
+                throw NewsstandError(.subscriptionNotFound, "no subscription named \(name.debugDescription)")
+            }
+            let report = try await library.prune(PrunePolicy(keep: keep, subscriptionID: subscription.id), dryRun: true)
+            Terminal.output(PruneOutput.text(report, budget: nil))
+            return
+        }
         let subscription = try await library.changeSubscription(named: name, change)
         Terminal.output("changed \(subscription.name.debugDescription)")
+        // The new keep applies now, not at the next sync that happens to add an issue.
+        if let keep {
+            let report = try await library.prune(PrunePolicy(keep: keep, subscriptionID: subscription.id))
+            if !report.removed.isEmpty || !report.spared.isEmpty {
+                Terminal.output(PruneOutput.text(report, budget: nil))
+            }
+        }
     }
 }
 
