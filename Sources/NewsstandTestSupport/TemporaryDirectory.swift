@@ -1,12 +1,19 @@
 import Crypto
 import Foundation
-internal import NewsstandCore  // TreeRemover
+internal import NewsstandCore  // TreeRemover, FileDigest
 
 /// A fresh folder under the system's temporary directory, deleted when `body` returns or throws.
 public func withTemporaryDirectory<T>(_ body: (URL) async throws -> T) async throws -> T {
     let url = try makeTemporaryDirectory()
     defer { try? TreeRemover.remove(url.path) }  // cleanup: a failure to delete must not fail the test
     return try await body(url)
+}
+
+/// `withTemporaryDirectory` for synchronous tests.
+public func withTemporaryDirectorySync<T>(_ body: (URL) throws -> T) throws -> T {
+    let url = try makeTemporaryDirectory()
+    defer { try? TreeRemover.remove(url.path) }
+    return try body(url)
 }
 
 /// Creates a fresh, empty folder for one test. The caller deletes it.
@@ -20,7 +27,7 @@ public func makeTemporaryDirectory() throws -> URL {
 
 /// The SHA-256 of `bytes` as lowercase hex, for fixtures and comparisons.
 public func sha256Hex(_ bytes: some Sequence<UInt8>) -> String {
-    SHA256.hash(data: Array(bytes)).map { String(format: "%02x", $0) }.joined()
+    FileDigest.hex(SHA256.hash(data: Array(bytes)))
 }
 
 /// Deterministic pseudo-random bytes (xorshift), so large fixtures need no stored files.

@@ -47,13 +47,6 @@ enum API {
     }
 }
 
-/// Events collected from a run, readable from any task.
-final class Collected: Sendable {
-    private let events = Mutex<[DownloadEvent]>([])
-    func append(_ event: DownloadEvent) { events.withLock { $0.append(event) } }
-    var all: [DownloadEvent] { events.withLock { $0 } }
-}
-
 /// A signal one task gives and another waits for.
 final class Signal: Sendable {
     private let stream: AsyncStream<Void>

@@ -30,7 +30,7 @@ import Testing
 
                     // Same process, same library, straight away: no "another issues process is downloading it".
                     server.setFaults("/slow.bin", .none)
-                    let kinds = Collected()
+                    let kinds = EventLog()
                     let second = try await library.resumeDownloads { events in
                         for await event in events { kinds.append(event) }
                     }

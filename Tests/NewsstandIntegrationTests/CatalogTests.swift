@@ -523,10 +523,3 @@ import Testing
         }
     }
 }
-
-/// `withTemporaryDirectory` for synchronous tests.
-func withTemporaryDirectorySync<T>(_ body: (URL) throws -> T) throws -> T {
-    let root = try makeTemporaryDirectory()
-    defer { try? FileManager.default.removeItem(at: root) }
-    return try body(root)
-}

@@ -13,7 +13,7 @@ import Testing
 
 /// Several workers unpacking one ZIP: the same tree, record and refusals as one worker, and one worker
 /// wherever the order of entries could change the result.
-@Suite struct ParallelExtractionTests {
+@Suite(.timeLimit(.minutes(5))) struct ParallelExtractionTests {
     /// A low threshold, so small fixtures take the parallel path.
     static func extractor(workers: Int, limits: UnpackLimits = .default) -> ArchiveExtractor {
         var extractor = ArchiveExtractor(limits: limits)

@@ -9,7 +9,7 @@ import Testing
 @testable import NewsstandSubscriptions
 
 /// The accounting of `--limit-rate`, on a clock the test drives (no timing).
-@Suite struct RateLimiterTests {
+@Suite(.timeLimit(.minutes(5))) struct RateLimiterTests {
     static let second: UInt64 = 1_000_000_000
 
     @Test func aBodyPartWaitsForWhatItCosts() {

@@ -10,7 +10,7 @@ import Testing
 @testable import NewsstandSubscriptions
 
 /// The plan alone: splitting, resuming and checking answers, with no network.
-@Suite struct SegmentPlanTests {
+@Suite(.timeLimit(.minutes(5))) struct SegmentPlanTests {
     /// One connection slower than a fast local link is capped: the others open. A fast one keeps alone.
     @Test func theOtherConnectionsOpenOnlyWhenTheFirstIsCapped() {
         let window = SegmentRamp.window
