@@ -1,5 +1,7 @@
 import Foundation
+import Logging
 import NewsstandTestSupport
+import Synchronization
 import Testing
 
 @testable import Newsstand
@@ -417,6 +419,72 @@ import Testing
                 let issue = try buffer.withUnsafeBufferPointer { try IssueRecord.decode($0, path: "index") }
                 #expect(issue.assets.first?.id.hasSuffix("-59") == true)
             }
+        }
+    }
+
+    /// Keeps the messages logged to it, for a test to read.
+    struct CapturingLogHandler: LogHandler {
+        final class Box: Sendable {
+            let messages = Mutex<[String]>([])
+        }
+        let box: Box
+        var metadata: Logger.Metadata = [:]
+        var logLevel: Logger.Level = .trace
+        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+            get { metadata[key] }
+            set { metadata[key] = newValue }
+        }
+        func log(event: LogEvent) {
+            box.messages.withLock { $0.append("\(event.level): \(event.message)") }
+        }
+    }
+
+    /// A damaged index line used to fail the compaction that followed a committed change, so the command
+    /// failed though its change was saved. The change stands and the failure is a warning.
+    @Test func aCompactionThatFailsAfterACommittedChangeIsAWarning() throws {
+        try withTemporaryDirectorySync { root in
+            let box = CapturingLogHandler.Box()
+            let logger = Logger(label: "catalog-tests") { _ in CapturingLogHandler(box: box) }
+            let catalog = Catalog(layout: LibraryLayout(root: root.path), durable: false, compactionSlack: 0, logger: logger)
+            try catalog.prepare(create: true)
+            for i in 0..<3 {
+                try catalog.write { try $0.put(Newsstand.Issue(name: "Issue \(i)", date: date, folderName: "Issue \(i)")) }
+            }
+            let path = catalog.layout.index
+            let text = try String(contentsOfFile: path, encoding: .utf8)
+            try text.replacingOccurrences(of: "\"status\":\"none\"", with: "\"status\":")
+                .write(toFile: path, atomically: true, encoding: .utf8)
+            for round in 0..<4 {
+                try catalog.write { changes in
+                    var issue = Newsstand.Issue(name: "Issue 0", date: date, folderName: "Issue 0")
+                    issue.assets = [AssetDownload(id: "\(round)", url: try #require(URL(string: "https://h/\(round)")))]
+                    try changes.put(issue)
+                }
+            }
+            #expect(try catalog.issue(named: "Issue 0")?.assets.first?.id == "3")
+            let warnings = box.messages.withLock { $0 }.filter { $0.hasPrefix("warning") }
+            #expect(warnings.contains { $0.contains("compacting the catalog index failed") }, "\(warnings)")
+        }
+    }
+
+    /// `index.jsonl` replaced by a symbolic link is never appended through: the next change rebuilds the index
+    /// from the records in its place (the link goes, the file it pointed to is left as it was).
+    @Test func anIndexReplacedByALinkIsNeverWrittenThrough() throws {
+        try withTemporaryDirectorySync { root in
+            let catalog = try catalog(root)
+            try catalog.write { try $0.put(Newsstand.Issue(name: "A", date: date, folderName: "A")) }
+            let outside = root.path + "/outside.jsonl"
+            try FileManager.default.copyItem(atPath: catalog.layout.index, toPath: outside)
+            let before = try Data(contentsOf: URL(fileURLWithPath: outside))
+            try FileManager.default.removeItem(atPath: catalog.layout.index)
+            try FileManager.default.createSymbolicLink(atPath: catalog.layout.index, withDestinationPath: outside)
+
+            try catalog.write { try $0.put(Newsstand.Issue(name: "B", date: date, folderName: "B")) }
+            #expect(try Data(contentsOf: URL(fileURLWithPath: outside)) == before)
+            var info = stat()
+            #expect(lstat(catalog.layout.index, &info) == 0 && info.st_mode & S_IFMT == S_IFREG)
+            let names = try catalog.openIndex().sorted(status: nil) { $0.summary }.map(\.name)
+            #expect(Set(names) == ["A", "B"])
         }
     }
 
