@@ -347,8 +347,10 @@ public actor Library {
                 }
             }
             for id in ids {
-                // A download still running in another process keeps its files until it notices the removal.
-                _ = try DownloadArea.discardFiles(of: id, layout: layout)
+                // A download or unpack still running in another process holds the asset's lock: its files and
+                // staging folder are its own until it notices the removal, and then it deletes them
+                // (`DownloadRun`); deleting the staging folder under an extraction failed it half-way.
+                guard try DownloadArea.discardFiles(of: id, layout: layout) else { continue }
                 try TreeRemover.remove(layout.stagingFolder(id))
                 try POSIX.unlinkIfPresent(layout.contentRecord(id))
             }
