@@ -488,6 +488,47 @@ import Testing
         }
     }
 
+    /// Two depths on disk without a split record (a synced library): opening refuses, and the repair merges
+    /// them into the deeper one, a key found at both keeping the line written last.
+    @Test func theRepairMergesTwoDepthsKeepingTheLatestLine() async throws {
+        try await withTemporaryDirectory { root in
+            let catalog = try catalog(root)
+            try catalog.write { changes in
+                try changes.put(Newsstand.Issue(name: "A", date: date, folderName: "A"))
+                changes.claimFolder("A", forIssueNamed: "A")
+            }
+            let layout = catalog.layout
+            let older = Date(timeIntervalSinceNow: -3600)
+            for name in try FileManager.default.contentsOfDirectory(atPath: layout.records(digits: 2)) {
+                try FileManager.default.setAttributes(
+                    [.modificationDate: older], ofItemAtPath: layout.records(digits: 2) + "/" + name)
+            }
+            // Depth 3, written later: a newer A (one asset) and B, which depth 2 does not have.
+            try FileManager.default.createDirectory(atPath: layout.records(digits: 3), withIntermediateDirectories: true)
+            var newerA = Newsstand.Issue(name: "A", date: date, folderName: "A")
+            newerA.assets = [AssetDownload(id: "00000000000000aa", url: try #require(URL(string: "https://h/a")))]
+            for issue in [newerA, Newsstand.Issue(name: "B", date: date, folderName: "B")] {
+                let key = Catalog.key(for: issue.name)
+                var bucket = try CatalogBucket.load(layout.bucket(key, digits: 3))
+                bucket.set(issue: issue, key: key)
+                try Data(bucket.encoded()).write(to: URL(fileURLWithPath: bucket.path))
+            }
+            #expect(throws: NewsstandError.self) { try catalog.prepare(create: false) }
+            #expect(try catalog.currentDigits() == 2)
+
+            let merged = try await Library.repairBucketDepths(at: root)
+            #expect(merged?.contains("1 keys found twice") == true, "\(merged ?? "nil")")
+            #expect(try catalog.currentDigits() == 3)
+            #expect(catalog.depthsOnDisk() == [3])
+            try catalog.prepare(create: false)
+            #expect(try catalog.issue(named: "A")?.assets.count == 1)
+            #expect(try catalog.issue(named: "B") != nil)
+            // The claim written at depth 2 came along.
+            #expect(try CatalogBucket.load(layout.bucket(Catalog.folderKey("A"), digits: 3)).claim(Catalog.folderKey("A")) == Catalog.key(for: "A"))
+            #expect(try await Library.repairBucketDepths(at: root) == nil)
+        }
+    }
+
     // MARK: Import and export
 
     @Test func importReportsEachIssueAndExportRoundTrips() async throws {
