@@ -52,6 +52,7 @@ let package = Package(
             dependencies: [
                 "NewsstandCore", "NewsstandArchive", "CSystemShims",
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         // The HTTP engine and a download run: resume, segments, placing and unpacking.

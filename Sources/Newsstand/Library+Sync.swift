@@ -126,8 +126,8 @@ extension Library {
             subscription.url, validators: requestValidators, maxBytes: FeedLimits().maxBodyBytes)
         var movedTo = fetched.permanentURL.flatMap { $0 == subscription.url ? nil : $0 }
         guard case .body(let body) = fetched.outcome else {
-            if let movedTo { try await move(subscription, to: movedTo) }
-            report.movedTo = movedTo
+            // A 304 at the end of a permanent redirect moves nothing: no feed was read there (and the validators
+            // sent were the old address's). A move is recorded only with a 200 whose feed parsed, below.
             return report
         }
         let digest = Library.digest(body)

@@ -54,7 +54,7 @@ public actor Library {
     ) async throws -> Library {
         let root = url.standardizedFileURL
         let layout = LibraryLayout(root: root.path)
-        let catalog = Library.makeCatalog(layout)
+        let catalog = Library.makeCatalog(layout, logger: logger)
         try await runBlocking {
             if createIfMissing {
                 do {
@@ -76,14 +76,14 @@ public actor Library {
         return Library(rootURL: root, configuration: configuration, logger: logger, catalog: catalog)
     }
 
-    private static func makeCatalog(_ layout: LibraryLayout) -> Catalog {
+    private static func makeCatalog(_ layout: LibraryLayout, logger: Logger) -> Catalog {
         #if DEBUG
             // Lets the kill -9 tests reach a bucket split with a handful of issues.
             if let text = ProcessInfo.processInfo.environment["ISSUES_SPLIT_BYTES"], let bytes = Int(text) {
-                return Catalog(layout: layout, durable: true, splitBytes: bytes, splitMinLines: 1)
+                return Catalog(layout: layout, durable: true, splitBytes: bytes, splitMinLines: 1, logger: logger)
             }
         #endif
-        return Catalog(layout: layout, durable: true)
+        return Catalog(layout: layout, durable: true, logger: logger)
     }
 
     /// Opens the library at `url`, runs `body` with it, and shuts it down whatever happens: when `body`
@@ -350,8 +350,10 @@ public actor Library {
                 }
             }
             for id in ids {
-                // A download still running in another process keeps its files until it notices the removal.
-                _ = try DownloadArea.discardFiles(of: id, layout: layout)
+                // A download or unpack still running in another process holds the asset's lock: its files and
+                // staging folder are its own until it notices the removal, and then it deletes them
+                // (`DownloadRun`); deleting the staging folder under an extraction failed it half-way.
+                guard try DownloadArea.discardFiles(of: id, layout: layout) else { continue }
                 try TreeRemover.remove(layout.stagingFolder(id))
                 try POSIX.unlinkIfPresent(layout.contentRecord(id))
             }

@@ -1,6 +1,7 @@
 // `struct stat` reaches Swift through the shim module.
 internal import CSystemShims
 import Foundation
+import Logging
 import NewsstandCore
 
 #if canImport(Glibc)
@@ -9,12 +10,20 @@ import NewsstandCore
 
 /// Keeping the derived index: appending, compacting, rebuilding from the records.
 extension Catalog {
-    /// Appends whole lines to the index and flushes them. A missing index, or one whose last line a
-    /// power cut tore, is rebuilt from the records instead (which then include this change). When the
-    /// journal has grown past twice its live size, it is compacted.
+    /// Appends whole lines to the index and flushes them. A missing index, one whose last line a power
+    /// cut tore, or a symbolic link in its place (never written through: `O_NOFOLLOW`; the rebuild's rename
+    /// replaces the link, not what it points to) is rebuilt from the records instead (which then include this
+    /// change). When the journal has grown past twice its live size, it is compacted; the change is committed
+    /// by then, so a compaction that fails (a damaged line) is logged as a warning, not thrown.
     func appendToIndex(_ bytes: [UInt8]) throws {
         let path = layout.index
-        guard let fd = try POSIX.openIfExists(path, O_RDWR | O_APPEND) else {
+        let opened: Int32?
+        do {
+            opened = try POSIX.openIfExists(path, O_RDWR | O_APPEND | O_NOFOLLOW)
+        } catch let error as NewsstandError where error.errno == ELOOP {
+            opened = nil
+        }
+        guard let fd = opened else {
             try rebuildIndex()
             return
         }
@@ -32,9 +41,14 @@ extension Catalog {
         guard !bytes.isEmpty else { return }
         try bytes.withUnsafeBytes { try POSIX.writeAll(fd, $0, path: path) }
         if durable { try POSIX.call("cannot flush", path: path) { fdatasync(fd) } }
-        if let reader = try CatalogIndexReader(path: path) {
-            let sizes = try reader.sizes()
-            if sizes.file > 2 * sizes.live + compactionSlack { try compactIndex(reader) }
+        do {
+            if let reader = try CatalogIndexReader(path: path) {
+                let sizes = try reader.sizes()
+                if sizes.file > 2 * sizes.live + compactionSlack { try compactIndex(reader) }
+            }
+        } catch {
+            logger?.warning(
+                "the change was saved, but compacting the catalog index failed: \(error); `issues verify --repair` rebuilds it")
         }
     }
 
@@ -87,7 +101,9 @@ extension Catalog {
     /// `liveBytes` is written last, into room left for it.
     func writeIndex(to path: String, _ fill: (_ emit: ([UInt8]) throws -> Void) throws -> Void) throws {
         let temporary = "\(path).tmp-\(getpid())"
-        let fd = try POSIX.open(temporary, O_WRONLY | O_CREAT | O_TRUNC)
+        // A new file, never one a link in its place points to (a killed writer's file of this pid goes first).
+        try POSIX.unlinkIfPresent(temporary)
+        let fd = try POSIX.open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW)
         var closed = false
         defer {
             if !closed {

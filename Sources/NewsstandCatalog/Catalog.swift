@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import Logging
 internal import CSystemShims
 import NewsstandCore
 
@@ -38,11 +39,14 @@ package final class Catalog: Sendable {
     let splitBytes: Int
     /// Only a bucket of at least this many lines splits: one huge issue alone would stay huge.
     let splitMinLines: Int
+    /// Where a failure after a committed change (a compaction) is told, as a warning: the change stands.
+    let logger: Logger?
 
     package init(
         layout: LibraryLayout, durable: Bool = true, compactionSlack: Int = 8 << 20, splitBytes: Int = 96 << 10,
-        splitMinLines: Int = 16
+        splitMinLines: Int = 16, logger: Logger? = nil
     ) {
+        self.logger = logger
         self.layout = layout
         self.durable = durable
         self.compactionSlack = compactionSlack

@@ -146,6 +146,8 @@ struct AssetPlacer: Sendable {
         let standing = try catalog.assetStanding(target.assetID, ofIssueNamed: target.issueName)
         guard let standing, !standing.isBeingRemoved else {
             try? POSIX.unlinkIfPresent(layout.completedFile(target.assetID))
+            // Gone already: its removal deleted the lock file before this lock made it again (cleanup, best effort).
+            if standing == nil { try? POSIX.unlinkIfPresent(layout.issueLock(target.folderName)) }
             throw DownloadRun.AssetRemoved()
         }
         return try body()

@@ -219,7 +219,24 @@ package final class DownloadRun: Sendable {
             emit(.finished(final.located(in: layout.contentFolder(item.folderName))))
             return .finished(final, fetched: fetched)
         } catch {
-            return await outcome(of: error, item, fetched: fetched, emit: emit)
+            let outcome = await outcome(of: error, item, fetched: fetched, emit: emit)
+            if case .removed = outcome, held != nil { await discardRemoved(id) }
+            return outcome
+        }
+    }
+
+    /// Deletes an asset's download files, staging folder and content record once its issue is found removed.
+    /// Called holding the asset's lock: a removal in another process that found it held left them to us.
+    private func discardRemoved(_ id: String) async {
+        let layout = self.layout
+        // Best effort: what is left is the next sweep's (or `verify --repair`'s) to delete.
+        try? await runBlocking {
+            for path in [
+                layout.partialFile(id), layout.completedFile(id), layout.resumeRecord(id), layout.contentRecord(id),
+            ] {
+                try POSIX.unlinkIfPresent(path)
+            }
+            try TreeRemover.remove(layout.stagingFolder(id))
         }
     }
 
@@ -243,8 +260,9 @@ package final class DownloadRun: Sendable {
         do {
             return try await admit(item, locked: lock, emit: emit)
         } catch {
-            // The lock is held until the failure is recorded.
+            // The lock is held until the failure is recorded (or a removal's leftovers are deleted).
             let outcome = await outcome(of: error, item, fetched: 0, emit: emit)
+            if case .removed = outcome { await discardRemoved(id) }
             withExtendedLifetime(lock) {}
             return .ended(outcome)
         }
@@ -258,7 +276,10 @@ package final class DownloadRun: Sendable {
         // Another process may have finished (or removed) it between our selection and our lock.
         let catalog = self.catalog
         let standing = try await runBlocking { try catalog.assetStanding(id, ofIssueNamed: item.issueName) }
-        guard let standing, !standing.isBeingRemoved else { return .ended(.removed) }
+        guard let standing, !standing.isBeingRemoved else {
+            await discardRemoved(id)
+            return .ended(.removed)
+        }
         var asset = standing.asset
         if asset.isComplete {
             emit(.finished(asset.located(in: layout.contentFolder(item.folderName))))

@@ -20,6 +20,12 @@ import Testing
         #expect(ByteSize(argument: text) == nil)
     }
 
+    /// An ETA past `Int.max` seconds (a rate of almost nothing) used to trap converting to `Int`.
+    @Test(arguments: [9.3e18, 1e300, Double(Int.max), Double.greatestFiniteMagnitude])
+    func durationSaturates(seconds: Double) {
+        #expect(Format.duration(seconds: seconds) == "2562047788015215:30:07")  // Int.max seconds
+    }
+
     @Test func helpShowsTheDefaultWithItsUnit() {
         #expect(ByteSize(bytes: 16 << 30).defaultValueDescription == "16G")
         #expect(ByteSize(bytes: 1000).description == "1000")

@@ -409,6 +409,63 @@ import Testing
         }
     }
 
+    /// The library's files of one asset, wherever they are kept (what a removal must leave none of).
+    func leftovers(of id: String, _ lib: URL) -> [String] {
+        var found: [String] = []
+        for folder in [".downloads", ".staging", ".catalog/content"] {
+            let names = (try? FileManager.default.contentsOfDirectory(atPath: lib.path + "/" + folder)) ?? []
+            found += names.filter { $0.hasPrefix(id) }.map { folder + "/" + $0 }
+        }
+        return found
+    }
+
+    /// `remove` in another process while the asset downloads, or while its archive unpacks: that process holds
+    /// the asset's lock, so the removal leaves the asset's files to it. It used to leave the resume record for
+    /// good (and the removal sometimes failed deleting the staging folder under the extraction); now the
+    /// downloading process deletes everything once it finds the issue gone.
+    @Test(arguments: ["download", "unpack"])
+    func removeDuringATransferOrAnUnpackLeavesNothing(phase: String) async throws {
+        try await withTemporaryDirectory { fixtures in
+            let zip = fixtures.appendingPathComponent("many.zip").path
+            if phase == "unpack" {
+                try ArchiveFixtures.manySmallFiles(count: 20_000, bytesEach: 64, format: .zip, to: zip)
+            }
+            try await withTestServer { server in
+                if phase == "unpack" {
+                    server.serve("/asset", bytes: Array(try Data(contentsOf: URL(fileURLWithPath: zip))))
+                } else {
+                    server.serve("/asset", bytes: patternBytes(count: 1 << 20, seed: 3))
+                    server.setFaults("/asset", Faults(bytesPerSecond: 256 << 10))
+                }
+                try await withTemporaryDirectory { lib in
+                    _ = try run(["add", "Gone", "--date", "2026-11-20", "--asset", server.url("/asset")], lib)
+                    let id = try assetID("Gone", lib)
+                    let child = try start(["download"], lib)
+                    defer { child.send(SIGKILL) }
+                    if phase == "unpack" {
+                        let staging = lib.path + "/.staging/\(id)"
+                        try waitFor("extraction to start", while: child) {
+                            ((try? FileManager.default.contentsOfDirectory(atPath: staging))?.count ?? 0) >= 5
+                        }
+                    } else {
+                        try waitFor("the transfer to start", while: child) {
+                            size(lib.path + "/.downloads/\(id).part") > 0
+                        }
+                    }
+                    let removed = try run(["remove", "Gone"], lib)
+                    #expect(removed.status == 0, "\(removed.stderr)")
+                    let download = try await child.wait()
+                    #expect(download.status == 0, "\(download.stderr)")
+                    #expect(leftovers(of: id, lib).isEmpty, "\(leftovers(of: id, lib))")
+                    #expect(!FileManager.default.fileExists(atPath: lib.path + "/Gone"))
+                    #expect(try run(["list", "--json"], lib).stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "[]")
+                    let verify = try run(["verify"], lib)
+                    #expect(verify.status == 0, "\(verify.stdout)")
+                }
+            }
+        }
+    }
+
     /// kill -9 while a large archive is being extracted: no half content shows, and `resume` finishes it.
     @Test func killNineDuringUnpackThenResume() async throws {
         try await withTemporaryDirectory { fixtures in

@@ -184,6 +184,39 @@ import Testing
         }
     }
 
+    /// A 301 to another host that answers 304 used to move the subscription there without a feed ever read
+    /// at the new address. It moves only once the new address answers 200 with a feed that parses.
+    @Test func aPermanentRedirectToA304MovesNothing() async throws {
+        try await withTestServer { server in
+            try await withTestServer { other in
+                server.serve("/audio/ep1.mp3", bytes: patternBytes(count: 100))
+                server.serve("/feed.xml", bytes: Self.rss(episodes(server, 1)))
+                try await withTemporaryDirectory { lib in
+                    #expect(try run(["subscribe", server.url("/feed.xml"), "--no-download"], lib).status == 0)
+                    server.setFaults("/feed.xml", Faults(redirectTo: other.url("/feed.xml"), redirectStatus: 301))
+                    other.serve("/feed.xml", bytes: [])
+                    other.setFaults("/feed.xml", Faults(status: 304))
+                    let r = try run(["sync", "--no-download"], lib)
+                    #expect(r.status == 0, "\(r.stderr)")
+                    #expect(!r.stdout.contains("moved"), "\(r.stdout)")
+                    #expect(other.requestCount("/feed.xml") == 1)
+                    var subscription = try #require((try json(["subscriptions"], lib) as? [[String: Any]])?.first)
+                    #expect(subscription["url"] as? String == server.url("/feed.xml"))
+
+                    // The new address serves the feed (a newer one: the same bytes would carry the same ETag and
+                    // answer 304 again): now the move is made.
+                    other.setFaults("/feed.xml", Faults())
+                    other.serve("/feed.xml", bytes: Self.rss(episodes(server, 2)))
+                    let moved = try run(["sync", "--no-download"], lib)
+                    #expect(moved.status == 0, "\(moved.stderr)")
+                    #expect(moved.stdout.contains("moved to \(other.url("/feed.xml"))"), "\(moved.stdout)")
+                    subscription = try #require((try json(["subscriptions"], lib) as? [[String: Any]])?.first)
+                    #expect(subscription["url"] as? String == other.url("/feed.xml"))
+                }
+            }
+        }
+    }
+
     @Test func aFailingSubscriptionNeverStopsTheOthers() async throws {
         try await withTestServer { server in
             server.serve("/audio/ep1.mp3", bytes: patternBytes(count: 100))

@@ -1,5 +1,7 @@
 import Foundation
+import Logging
 import NewsstandTestSupport
+import Synchronization
 import Testing
 
 @testable import Newsstand
@@ -424,6 +426,113 @@ import Testing
                 let issue = try buffer.withUnsafeBufferPointer { try IssueRecord.decode($0, path: "index") }
                 #expect(issue.assets.first?.id.hasSuffix("-59") == true)
             }
+        }
+    }
+
+    /// Keeps the messages logged to it, for a test to read.
+    struct CapturingLogHandler: LogHandler {
+        final class Box: Sendable {
+            let messages = Mutex<[String]>([])
+        }
+        let box: Box
+        var metadata: Logger.Metadata = [:]
+        var logLevel: Logger.Level = .trace
+        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+            get { metadata[key] }
+            set { metadata[key] = newValue }
+        }
+        func log(event: LogEvent) {
+            box.messages.withLock { $0.append("\(event.level): \(event.message)") }
+        }
+    }
+
+    /// A damaged index line used to fail the compaction that followed a committed change, so the command
+    /// failed though its change was saved. The change stands and the failure is a warning.
+    @Test func aCompactionThatFailsAfterACommittedChangeIsAWarning() throws {
+        try withTemporaryDirectorySync { root in
+            let box = CapturingLogHandler.Box()
+            let logger = Logger(label: "catalog-tests") { _ in CapturingLogHandler(box: box) }
+            let catalog = Catalog(layout: LibraryLayout(root: root.path), durable: false, compactionSlack: 0, logger: logger)
+            try catalog.prepare(create: true)
+            for i in 0..<3 {
+                try catalog.write { try $0.put(Newsstand.Issue(name: "Issue \(i)", date: date, folderName: "Issue \(i)")) }
+            }
+            let path = catalog.layout.index
+            let text = try String(contentsOfFile: path, encoding: .utf8)
+            try text.replacingOccurrences(of: "\"status\":\"none\"", with: "\"status\":")
+                .write(toFile: path, atomically: true, encoding: .utf8)
+            for round in 0..<4 {
+                try catalog.write { changes in
+                    var issue = Newsstand.Issue(name: "Issue 0", date: date, folderName: "Issue 0")
+                    issue.assets = [AssetDownload(id: "\(round)", url: try #require(URL(string: "https://h/\(round)")))]
+                    try changes.put(issue)
+                }
+            }
+            #expect(try catalog.issue(named: "Issue 0")?.assets.first?.id == "3")
+            let warnings = box.messages.withLock { $0 }.filter { $0.hasPrefix("warning") }
+            #expect(warnings.contains { $0.contains("compacting the catalog index failed") }, "\(warnings)")
+        }
+    }
+
+    /// `index.jsonl` replaced by a symbolic link is never appended through: the next change rebuilds the index
+    /// from the records in its place (the link goes, the file it pointed to is left as it was).
+    @Test func anIndexReplacedByALinkIsNeverWrittenThrough() throws {
+        try withTemporaryDirectorySync { root in
+            let catalog = try catalog(root)
+            try catalog.write { try $0.put(Newsstand.Issue(name: "A", date: date, folderName: "A")) }
+            let outside = root.path + "/outside.jsonl"
+            try FileManager.default.copyItem(atPath: catalog.layout.index, toPath: outside)
+            let before = try Data(contentsOf: URL(fileURLWithPath: outside))
+            try FileManager.default.removeItem(atPath: catalog.layout.index)
+            try FileManager.default.createSymbolicLink(atPath: catalog.layout.index, withDestinationPath: outside)
+
+            try catalog.write { try $0.put(Newsstand.Issue(name: "B", date: date, folderName: "B")) }
+            #expect(try Data(contentsOf: URL(fileURLWithPath: outside)) == before)
+            var info = stat()
+            #expect(lstat(catalog.layout.index, &info) == 0 && info.st_mode & S_IFMT == S_IFREG)
+            let names = try catalog.openIndex().sorted(status: nil) { $0.summary }.map(\.name)
+            #expect(Set(names) == ["A", "B"])
+        }
+    }
+
+    /// Two depths on disk without a split record (a synced library): opening refuses, and the repair merges
+    /// them into the deeper one, a key found at both keeping the line written last.
+    @Test func theRepairMergesTwoDepthsKeepingTheLatestLine() async throws {
+        try await withTemporaryDirectory { root in
+            let catalog = try catalog(root)
+            try catalog.write { changes in
+                try changes.put(Newsstand.Issue(name: "A", date: date, folderName: "A"))
+                changes.claimFolder("A", forIssueNamed: "A")
+            }
+            let layout = catalog.layout
+            let older = Date(timeIntervalSinceNow: -3600)
+            for name in try FileManager.default.contentsOfDirectory(atPath: layout.records(digits: 2)) {
+                try FileManager.default.setAttributes(
+                    [.modificationDate: older], ofItemAtPath: layout.records(digits: 2) + "/" + name)
+            }
+            // Depth 3, written later: a newer A (one asset) and B, which depth 2 does not have.
+            try FileManager.default.createDirectory(atPath: layout.records(digits: 3), withIntermediateDirectories: true)
+            var newerA = Newsstand.Issue(name: "A", date: date, folderName: "A")
+            newerA.assets = [AssetDownload(id: "00000000000000aa", url: try #require(URL(string: "https://h/a")))]
+            for issue in [newerA, Newsstand.Issue(name: "B", date: date, folderName: "B")] {
+                let key = Catalog.key(for: issue.name)
+                var bucket = try CatalogBucket.load(layout.bucket(key, digits: 3))
+                bucket.set(issue: issue, key: key)
+                try Data(bucket.encoded()).write(to: URL(fileURLWithPath: bucket.path))
+            }
+            #expect(throws: NewsstandError.self) { try catalog.prepare(create: false) }
+            #expect(try catalog.currentDigits() == 2)
+
+            let merged = try await Library.repairBucketDepths(at: root)
+            #expect(merged?.contains("1 keys found twice") == true, "\(merged ?? "nil")")
+            #expect(try catalog.currentDigits() == 3)
+            #expect(catalog.depthsOnDisk() == [3])
+            try catalog.prepare(create: false)
+            #expect(try catalog.issue(named: "A")?.assets.count == 1)
+            #expect(try catalog.issue(named: "B") != nil)
+            // The claim written at depth 2 came along.
+            #expect(try CatalogBucket.load(layout.bucket(Catalog.folderKey("A"), digits: 3)).claim(Catalog.folderKey("A")) == Catalog.key(for: "A"))
+            #expect(try await Library.repairBucketDepths(at: root) == nil)
         }
     }
 

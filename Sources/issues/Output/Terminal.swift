@@ -75,9 +75,11 @@ enum Format {
 
     static func duration(seconds: Double) -> String {
         guard seconds.isFinite, seconds >= 0 else { return "--:--" }
-        let total = Int(seconds.rounded())
+        // Saturates: Int(_:) traps on a Double past Int.max (an ETA from a rate of almost nothing).
+        let total = seconds.rounded() < Double(Int.max) ? Int(seconds.rounded()) : Int.max
         let (h, m, s) = (total / 3600, (total % 3600) / 60, total % 60)
-        return h > 0 ? String(format: "%d:%02d:%02d", h, m, s) : String(format: "%02d:%02d", m, s)
+        // The hours by interpolation: `%d` takes a 32-bit int and would print a huge count wrapped.
+        return h > 0 ? "\(h):" + String(format: "%02d:%02d", m, s) : String(format: "%02d:%02d", m, s)
     }
 
     /// How long ago `date` was, roughly: `just now`, `5 min ago`, `3 h ago`, `2 days ago`.
