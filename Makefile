@@ -109,7 +109,11 @@ install-files:
 test: test-deps
 	$(SWIFT) build --build-tests $(IMPORT_CHECK)
 	$(MAKE) manual CONFIGURATION=debug  # for the test of `make install-files`
-	$(SWIFT) test --skip-build
+	# Two processes: the CLI tests wait for child processes synchronously, which holds threads of Swift's
+	# cooperative pool (two on a two-core machine); run beside them, the library's async tests starved past
+	# their time limits (AssetPlacerTests took 177 s against a 120 s limit). Each half has the pool to itself.
+	$(SWIFT) test --skip-build --skip IssuesCLITests
+	$(SWIFT) test --skip-build --filter IssuesCLITests
 
 bench: bench-deps release
 	python3 bench/bench.py
