@@ -180,7 +180,7 @@ import Testing
                 #expect(elapsed < .seconds(10), "took \(elapsed)")
                 #expect(r.stderr.contains("time limit"), "\(r.stderr)")
                 let shown = try run(["show", "--json", "Slow Hook"], lib)
-                #expect(shown.stdout.contains("\"status\" : \"available\""), "\(shown.stdout)")
+                #expect(shown.stdout.contains("\"status\":\"available\""), "\(shown.stdout)")
                 // The failure is kept, to be retried later, and no `sleep` is left behind.
                 let position = try String(
                     contentsOf: lib.appendingPathComponent(".catalog/hooks/stuck.json"), encoding: .utf8)

@@ -110,8 +110,9 @@ enum HookConfiguration {
                 events = list
             }
             if let value = fields["timeout"] {
-                guard let seconds = (value as? NSNumber)?.doubleValue, value as? Bool == nil, seconds > 0, seconds <= 86_400
-                else {
+                // JSONSerialization gives Int or Double on Linux, NSNumber elsewhere.
+                let seconds = (value as? Int).map(Double.init) ?? (value as? Double) ?? (value as? NSNumber)?.doubleValue
+                guard let seconds, seconds > 0, seconds <= 86_400 else {
                     throw bad("\(at).timeout must be a number of seconds between 0 and 86400")
                 }
                 timeout = seconds
