@@ -9,8 +9,10 @@ import NewsstandSubscriptions
 extension Library {
     /// Writes what a merge decided: new issues and changed ones first, then the subscription's record.
     /// Must run holding the catalog's lock.
+    /// - Parameter events: Subscription events to announce with the subscription's record (written then).
     static func commit(
-        _ merge: FeedMerge, catalog: Catalog, store: SubscriptionStore, alwaysWrite: Bool = false
+        _ merge: FeedMerge, catalog: Catalog, store: SubscriptionStore, alwaysWrite: Bool = false,
+        announcing events: [CatalogEvent] = []
     ) throws -> SyncReport {
         var merged = merge.subscription
         var report = SyncReport(subscription: merged.name, outcome: .updated)
@@ -54,8 +56,8 @@ extension Library {
             report.updatedIssues = names.updated
             report.notes += names.notes
         }
-        if merge.changed || alwaysWrite || !additions.isEmpty {
-            try store.save(merged)
+        if merge.changed || alwaysWrite || !additions.isEmpty || !events.isEmpty {
+            try store.save(merged, announcing: events, in: catalog)
         }
         return report
     }

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import NewsstandCatalog
 import NewsstandCore
 import NewsstandDownload
 import NewsstandFeeds
@@ -84,7 +85,9 @@ extension Library {
                 let merge = FeedMerge(
                     subscription: subscription, document: document, selection: .initial(initial),
                     today: IssueDate.utc(Date()))
-                return try Library.commit(merge, catalog: catalog, store: store, alwaysWrite: true)
+                return try Library.commit(
+                    merge, catalog: catalog, store: store, alwaysWrite: true,
+                    announcing: [CatalogEvent(kind: .subscriptionAdded, subscription: subscription.eventIdentity)])
             }
         }
         report.notes += notes

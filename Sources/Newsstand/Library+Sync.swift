@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import NewsstandCatalog
 import NewsstandCore
 import NewsstandDownload
 import NewsstandFeeds
@@ -109,6 +110,16 @@ extension Library {
         }
         let id = subscription.id
         try? await runBlocking { try store.writeStatus(id, checked: Date(), outcome: outcome) }
+        // Announced when a feed starts failing, not at every failed check: a feed down for a week is one event.
+        if case .failed(let error) = report.outcome, !(subscription.lastOutcome?.hasPrefix("failed") ?? false) {
+            let failing = CatalogEvent(kind: .subscriptionFailing, subscription: subscription.eventIdentity, reason: error.message)
+            let catalog = self.catalog
+            do {
+                try await runBlocking { try catalog.announce([failing]) }
+            } catch {
+                logger.warning("cannot record the event of a failing feed: \(error)")
+            }
+        }
         report.downloadsNewIssues = subscription.downloadsAutomatically
         return report
     }
@@ -154,7 +165,12 @@ extension Library {
                 guard var current = try store.load(id) else {
                     throw NewsstandError(.subscriptionNotFound, "the subscription \(name.debugDescription) was removed")
                 }
+                var events: [CatalogEvent] = []
                 if let newURL, newURL != current.url {
+                    events.append(
+                        CatalogEvent(
+                            kind: .subscriptionMoved, subscription: current.movedIdentity(to: newURL),
+                            detail: Subscription.withoutCredentials(current.url)))
                     current.previousURLs.append(current.url)
                     current.url = newURL
                 }
@@ -165,7 +181,7 @@ extension Library {
                 let merge = FeedMerge(
                     subscription: current, document: document, selection: .refresh(backfill: backfill),
                     today: IssueDate.utc(Date()))
-                return try Library.commit(merge, catalog: catalog, store: store, alwaysWrite: true)
+                return try Library.commit(merge, catalog: catalog, store: store, alwaysWrite: true, announcing: events)
             }
         }
         committed.notes = notes + committed.notes
@@ -188,9 +204,12 @@ extension Library {
         try await runBlocking {
             try catalog.withLock {
                 guard var current = try store.load(subscription.id), current.url != url else { return }
+                let moved = CatalogEvent(
+                    kind: .subscriptionMoved, subscription: current.movedIdentity(to: url),
+                    detail: Subscription.withoutCredentials(current.url))
                 current.previousURLs.append(current.url)
                 current.url = url
-                try store.save(current)
+                try store.save(current, announcing: [moved], in: catalog)
             }
         }
     }
@@ -201,9 +220,10 @@ extension Library {
         try? await runBlocking {
             try catalog.withLock {
                 guard var current = try store.load(subscription.id) else { return }
+                let announced = current.isGone ? [] : [CatalogEvent(kind: .subscriptionGone, subscription: current.eventIdentity)]
                 current.isGone = true
                 current.isPaused = true
-                try store.save(current)
+                try store.save(current, announcing: announced, in: catalog)
             }
         }
     }

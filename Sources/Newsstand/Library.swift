@@ -21,6 +21,8 @@ public actor Library {
     nonisolated let layout: LibraryLayout
     nonisolated let catalog: Catalog
     nonisolated let logger: Logger
+    /// Hands the events of this process's changes to the library's hooks (`config.json`), after each commit.
+    nonisolated let delivery: HookDelivery
     /// The download runs of this process, so that `remove`, `cancelDownload` and `shutdown` reach them.
     var activeRuns: [ObjectIdentifier: DownloadRun] = [:]
     /// The HTTP engine, created on the first download (catalog commands never start event loops).
@@ -29,12 +31,13 @@ public actor Library {
     var queuedChanges: [QueuedChange] = []
     var isFlushing = false
 
-    private init(rootURL: URL, configuration: Configuration, logger: Logger, catalog: Catalog) {
+    private init(rootURL: URL, configuration: Configuration, logger: Logger, catalog: Catalog, delivery: HookDelivery) {
         self.rootURL = rootURL
         self.configuration = configuration
         self.layout = catalog.layout
         self.catalog = catalog
         self.logger = logger
+        self.delivery = delivery
     }
 
     /// Opens the library at `url`, creating the folder on first use, and upgrades a version-1 catalog.
@@ -44,6 +47,9 @@ public actor Library {
     ///   - logger: Where the library logs; it never bootstraps logging itself.
     ///   - createIfMissing: Whether a missing library is created (false for read-only use: a missing
     ///     library is then an error naming the path, and nothing is created).
+    ///
+    /// The `hooks` of the library's `config.json` are read here: a bad section stops the opening with
+    /// `.invalidHooks` naming the file, rather than changes being made whose hooks would not run.
     /// - Returns: The opened library. Call ``shutdown()`` when done, or use
     ///   ``withLibrary(at:configuration:logger:createIfMissing:isolation:_:)``, which always does.
     /// - Throws: `NewsstandError` `.libraryUnavailable`, or `.manifestUnreadable` /
@@ -54,8 +60,9 @@ public actor Library {
     ) async throws -> Library {
         let root = url.standardizedFileURL
         let layout = LibraryLayout(root: root.path)
-        let catalog = Library.makeCatalog(layout, logger: logger)
-        try await runBlocking {
+        let wake = EventWake()
+        let catalog = Library.makeCatalog(layout, logger: logger, onEvents: { wake.fire() })
+        let hooks = try await runBlocking {
             if createIfMissing {
                 do {
                     try FileManager.default.createDirectory(atPath: layout.root, withIntermediateDirectories: true)
@@ -72,18 +79,26 @@ public actor Library {
             // any kind, not only the next download with work. One lstat when there is none; skipped while a
             // removal in another process is renaming into the trash (see `Trash`). A failure only delays it.
             try? Trash.sweep(layout)
+            return try HookConfiguration.read(layout.configFile)
         }
-        return Library(rootURL: root, configuration: configuration, logger: logger, catalog: catalog)
+        let delivery = HookDelivery(catalog: catalog, layout: layout, hooks: hooks, logger: logger)
+        if !hooks.isEmpty { try await runBlocking { try delivery.startNewHooks() } }
+        wake.set(delivery)
+        return Library(rootURL: root, configuration: configuration, logger: logger, catalog: catalog, delivery: delivery)
     }
 
-    private static func makeCatalog(_ layout: LibraryLayout, logger: Logger) -> Catalog {
+    private static func makeCatalog(
+        _ layout: LibraryLayout, logger: Logger, onEvents: @escaping @Sendable () -> Void
+    ) -> Catalog {
         #if DEBUG
             // Lets the kill -9 tests reach a bucket split with a handful of issues.
             if let text = ProcessInfo.processInfo.environment["ISSUES_SPLIT_BYTES"], let bytes = Int(text) {
-                return Catalog(layout: layout, durable: true, splitBytes: bytes, splitMinLines: 1, logger: logger)
+                return Catalog(
+                    layout: layout, durable: true, splitBytes: bytes, splitMinLines: 1, logger: logger,
+                    onEvents: onEvents)
             }
         #endif
-        return Catalog(layout: layout, durable: true, logger: logger)
+        return Catalog(layout: layout, durable: true, logger: logger, onEvents: onEvents)
     }
 
     /// Opens the library at `url`, runs `body` with it, and shuts it down whatever happens: when `body`
@@ -120,7 +135,8 @@ public actor Library {
 
     /// Stops this library's downloads and its HTTP engine, if one was started. Downloads still running
     /// are cancelled and waited for (their partial files are kept, their locks released). The library can
-    /// still be used afterwards: a later download starts a new engine.
+    /// still be used afterwards: a later download starts a new engine. Waits for the hooks to be handed the
+    /// events of this process's changes (each hook run is time-limited).
     ///
     /// Not calling it is safe: a library dropped without it shuts its engine down in the background.
     /// - Throws: A failure to shut the HTTP clients down.
@@ -128,6 +144,7 @@ public actor Library {
         let running = activeRuns.values.flatMap(\.runningTasks)
         for task in running { task.cancel() }
         for task in running { _ = await task.value }
+        await delivery.drain()
         if let engine {
             self.engine = nil
             try await engine.shutdown()

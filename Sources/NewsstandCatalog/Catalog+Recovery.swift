@@ -38,10 +38,16 @@ extension Catalog {
             }
             try setClaims(claims, digits: digits)
             try appendToIndex(lines.bytes)
+            try recoverEvents(entries, digits: digits)
             try POSIX.unlinkIfPresent(layout.intent)
         } else if !POSIX.exists(layout.index) {
             try rebuildIndex()
         }
+    }
+
+    /// Finishes a change a killed process left (its index lines, claims and events), if there is one.
+    package func recoverIfNeeded() throws {
+        if POSIX.exists(layout.intent) { try withLock { try recover() } }
     }
 
     /// Rewrites the buckets of claims that differ from `claims` (folder key → owner, or nil to drop).

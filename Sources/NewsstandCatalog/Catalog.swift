@@ -41,10 +41,18 @@ package final class Catalog: Sendable {
     let splitMinLines: Int
     /// Where a failure after a committed change (a compaction) is told, as a warning: the change stands.
     let logger: Logger?
+    /// The event log is compacted when it grows past this many bytes, down to the events of the last
+    /// `eventLogAge` seconds among the last `eventLogCount` (and every event a hook has not acknowledged).
+    let eventLogBytes: Int
+    let eventLogCount: Int
+    let eventLogAge: TimeInterval
+    /// Called after a change that appended events has committed (to wake this process's hook delivery).
+    let onEvents: (@Sendable () -> Void)?
 
     package init(
         layout: LibraryLayout, durable: Bool = true, compactionSlack: Int = 8 << 20, splitBytes: Int = 96 << 10,
-        splitMinLines: Int = 16, logger: Logger? = nil
+        splitMinLines: Int = 16, logger: Logger? = nil, eventLogBytes: Int = 16 << 20, eventLogCount: Int = 10_000,
+        eventLogAge: TimeInterval = 30 * 86_400, onEvents: (@Sendable () -> Void)? = nil
     ) {
         self.logger = logger
         self.layout = layout
@@ -52,6 +60,10 @@ package final class Catalog: Sendable {
         self.compactionSlack = compactionSlack
         self.splitBytes = splitBytes
         self.splitMinLines = splitMinLines
+        self.eventLogBytes = eventLogBytes
+        self.eventLogCount = eventLogCount
+        self.eventLogAge = eventLogAge
+        self.onEvents = onEvents
     }
 
     /// The key under which a folder name is claimed: case-folded, so that two issues never get folders
@@ -183,7 +195,10 @@ package final class Catalog: Sendable {
             let path = try bucket(folderKey)
             buckets[path]?.set(claim: owner, key: folderKey)
         }
-        let intent = keys + claims.keys.sorted().map { "claim \($0)" }
+        // The events this change reports travel in its intent, so that a kill anywhere below still announces
+        // exactly what landed (``recoverEvents(_:digits:)``).
+        var events = derivedEvents(changes, keys: keys)
+        let intent = try keys + claims.keys.sorted().map { "claim \($0)" } + number(&events)
         try writeIntent(Data(intent.joined(separator: "\n").utf8))
         CrashPoint.reached("catalog-intent")
         // Markers go in before the records that say "downloading" and out after the records that say
@@ -201,6 +216,8 @@ package final class Catalog: Sendable {
             if !changes.pendingAdded.isEmpty { try POSIX.fsyncDirectory(layout.pending) }
         }
         CrashPoint.reached("catalog-records-written")
+        try appendEvents(events.map(\.event))
+        CrashPoint.reached("catalog-events-appended")
         var lines = JSONWriter(capacity: keys.count * 512)
         for key in keys {
             if case .some(let issue)? = changes.staged[key] {
@@ -213,6 +230,7 @@ package final class Catalog: Sendable {
         CrashPoint.reached("catalog-index-appended")
         try clearIntent()
         if largest > splitBytes, digits < 8 { try split(from: digits) }
+        if !events.isEmpty { onEvents?() }
     }
 
     /// Puts the intent in place, whole: written into the spare file, which is then renamed to `intent`. Not
@@ -222,7 +240,7 @@ package final class Catalog: Sendable {
     /// The spare, renamed back by ``clearIntent()``, is made once: a new temporary file per change and its
     /// deletion were a new inode per change, and on ext4 without a journal every new inode steps over the
     /// inodes freed in the last minute (a download run makes a change for every few assets).
-    private func writeIntent(_ data: Data) throws {
+    func writeIntent(_ data: Data) throws {
         let spare = layout.intentSpare
         // A link, another kind of file or a second name in the spare's place: never written through; the
         // intent is written the usual way.
@@ -242,7 +260,7 @@ package final class Catalog: Sendable {
     }
 
     /// Ends a change: the intent goes back to being the spare.
-    private func clearIntent() throws {
+    func clearIntent() throws {
         if rename(layout.intent, layout.intentSpare) != 0 { try POSIX.unlinkIfPresent(layout.intent) }
     }
 

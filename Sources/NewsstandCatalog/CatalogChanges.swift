@@ -21,6 +21,8 @@ package struct CatalogChanges {
     private(set) var claimChanges: [String: String?] = [:]
     /// The buckets read so far, by path: an import of thousands of issues reads each bucket once.
     private(set) var buckets: [String: CatalogBucket] = [:]
+    /// Why this change deletes issues, carried by their `issue.removed` events: `remove` or `prune`.
+    package var removalReason = "remove"
 
     init(catalog: Catalog, digits: Int) {
         self.catalog = catalog
@@ -30,6 +32,11 @@ package struct CatalogChanges {
     /// The keys whose record changes, in the order they were first touched.
     var changedKeys: [String] {
         order.filter { (staged[$0] ?? nil) != (original[$0] ?? nil) }
+    }
+
+    /// The record under `key` as it was before this change (nil when there was none or it was never read).
+    func originalIssue(_ key: String) -> Issue? {
+        original[key] ?? nil
     }
 
     /// The issue with exactly this name, as staged so far, or nil.

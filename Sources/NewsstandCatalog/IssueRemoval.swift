@@ -22,6 +22,8 @@ package struct IssueRemoval {
     let layout: LibraryLayout
     /// Whether the caller already holds the catalog lock (`verify --repair`).
     var catalogLocked = false
+    /// The reason the `issue.removed` events give: `prune` unless the caller says otherwise.
+    var reason = "prune"
 
     package struct Outcome {
         package var removed: [(issue: Issue, bytes: Int64)] = []
@@ -106,6 +108,7 @@ package struct IssueRemoval {
         var trashed: [String] = []
         try write { changes in
             // Staged and validated (every bucket readable) before any folder moves.
+            changes.removalReason = reason
             for issue in marked {
                 try changes.delete(named: issue.name)
                 for asset in issue.assets { changes.clearPending(asset.id) }

@@ -11,6 +11,9 @@
 /// .catalog/intent              only while a change is being written: the keys it touches (between changes
 ///                              the same file waits as .catalog/.intent-spare)
 /// .catalog/split               only while the buckets split: {"from": N, "to": N+1}
+/// .catalog/events.jsonl        the event log: one event a line, cursor order, appended with the change it reports
+/// .catalog/hooks/<name>.json   how far each hook has acknowledged the event log (and its retry state)
+/// config.json                  the library's settings (this layer reads only its "hooks")
 /// .catalog/subscriptions/<id>.json one subscription: its feed, options, validators and the items seen
 /// .sync/<id>.json              when a subscription was last checked and the outcome (not catalog)
 /// .catalog/content/<asset id>.json  what an unpacked asset placed (paths, sizes): for `verify`
@@ -42,6 +45,14 @@ package struct LibraryLayout: Sendable, Hashable {
     /// Only while buckets are split (``Catalog/split(from:)``): the depth split from and the depth built, so
     /// that opening finishes or undoes that split, and never takes another depth's records for leftovers.
     package var splitRecord: String { catalog + "/split" }
+    /// The event log: one JSON object a line, appended in the same commit as the change it reports.
+    package var events: String { catalog + "/events.jsonl" }
+    /// Each hook's position in the event log (its last acknowledged cursor), and the lock its deliverer holds.
+    package var hookPositions: String { catalog + "/hooks" }
+    package func hookPosition(_ name: String) -> String { "\(hookPositions)/\(name).json" }
+    package func hookLock(_ name: String) -> String { "\(hookPositions)/\(name).lock" }
+    /// The library's own settings file.
+    package var configFile: String { root + "/config.json" }
     /// What each unpacked asset placed (paths and sizes), written once per placement, for `verify`.
     package var contentRecords: String { catalog + "/content" }
     package func contentRecord(_ assetID: String) -> String { "\(contentRecords)/\(assetID).json" }

@@ -15,6 +15,7 @@ public struct NewsstandError: Error, Sendable, CustomStringConvertible {
             case unsafeArchiveEntry, unpackFailed, cancelled, invalidImport, verifyFailed
             case invalidFeed, unsafeFeed, invalidMapping, subscriptionNotFound, duplicateSubscription
             case subscriptionGone, insufficientSpace
+            case invalidHooks
         }
         private let base: Base
         private init(_ base: Base) { self.base = base }
@@ -76,6 +77,8 @@ public struct NewsstandError: Error, Sendable, CustomStringConvertible {
         public static let subscriptionGone = Code(.subscriptionGone)
         /// The file system has less free space than a transfer or an unpack needs.
         public static let insufficientSpace = Code(.insufficientSpace)
+        /// The `hooks` section of the library's `config.json` cannot be used (the message names the file).
+        public static let invalidHooks = Code(.invalidHooks)
     }
 
     /// What kind of failure this is.

@@ -1,4 +1,5 @@
 import Foundation
+import NewsstandCatalog
 import NewsstandCore
 
 /// The subscriptions' files: one record each in `.catalog/subscriptions/`, and a last-checked status
@@ -72,6 +73,14 @@ package struct SubscriptionStore: Sendable {
     package func save(_ subscription: Subscription) throws {
         try POSIX.makeDirectory(layout.subscriptions)
         try AtomicFile.write(SubscriptionRecord.encode(subscription), to: layout.subscription(subscription.id))
+    }
+
+    /// Writes a subscription's record atomically and durably, with `events` announced in the same crash-safe
+    /// step (appended to the event log if and only if the record landed). Call holding the catalog's lock.
+    package func save(_ subscription: Subscription, announcing events: [CatalogEvent], in catalog: Catalog) throws {
+        try POSIX.makeDirectory(layout.subscriptions)
+        try catalog.replaceFile(
+            layout.subscription(subscription.id), with: SubscriptionRecord.encode(subscription), announcing: events)
     }
 
     /// Deletes a subscription's record and status. Call holding the catalog's lock.

@@ -33,7 +33,7 @@ struct Issues: AsyncParsableCommand {
         subcommands: [
             Add.self, AddAsset.self, Download.self, Resume.self, List.self, Show.self, Path.self, Open.self,
             Remove.self, Import.self, Export.self, Verify.self, Pin.self, Unpin.self, Prune.self, Subscribe.self,
-            Sync.self, Subscriptions.self, Unsubscribe.self, Configure.self, Pause.self, Unpause.self,
+            Sync.self, Subscriptions.self, Unsubscribe.self, Configure.self, Pause.self, Unpause.self, Events.self,
         ]
     )
 
@@ -49,10 +49,14 @@ struct Issues: AsyncParsableCommand {
             } else {
                 try command.run()
             }
+            await LibraryOptions.waitForEventDelivery()
         } catch let error as NewsstandError {
+            // What the command changed before it failed still reaches the hooks.
+            await LibraryOptions.waitForEventDelivery()
             Terminal.error("error: \(error)")
             Foundation.exit(ExitCode.failure.rawValue)
         } catch {
+            await LibraryOptions.waitForEventDelivery()
             exit(withError: error)
         }
     }

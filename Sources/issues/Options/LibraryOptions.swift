@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Newsstand
+import Synchronization
 
 /// `--library`, shared by every command.
 struct LibraryOptions: ParsableArguments {
@@ -39,8 +40,18 @@ struct LibraryOptions: ParsableArguments {
     func open(configuration: Library.Configuration = Library.Configuration(), create: Bool = true) async throws
         -> Library
     {
-        try await Library.open(
+        let library = try await Library.open(
             at: resolvedURL(), configuration: configuration, logger: Terminal.logger, createIfMissing: create)
+        LibraryOptions.opened.withLock { $0.append(library) }
+        return library
+    }
+
+    /// The libraries this run opened: before the process exits, their hooks are handed the events of its
+    /// changes (``waitForEventDelivery()``).
+    private static let opened = Mutex<[Library]>([])
+
+    static func waitForEventDelivery() async {
+        for library in opened.withLock({ $0 }) { await library.waitForEventDelivery() }
     }
 }
 
