@@ -100,7 +100,7 @@ extension Catalog {
     /// Writes a whole index file through `fill` and moves it into place atomically. The header's
     /// `liveBytes` is written last, into room left for it.
     func writeIndex(to path: String, _ fill: (_ emit: ([UInt8]) throws -> Void) throws -> Void) throws {
-        let temporary = "\(path).tmp-\(getpid())"
+        let temporary = LibraryLayout.temporary(beside: path)
         // A new file, never one a link in its place points to (a killed writer's file of this pid goes first).
         try POSIX.unlinkIfPresent(temporary)
         let fd = try POSIX.open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW)

@@ -194,7 +194,7 @@ package final class CatalogVerifier {
         let folders = [layout.root, layout.catalog, layout.records(digits: digits), layout.contentRecords, layout.pending]
         for folder in folders {
             for name in ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).sorted()
-            where name.contains(".tmp-") {
+            where LibraryLayout.isTemporary(name) {
                 let path = "\(folder)/\(name)"
                 note(.staleTemporaryFile, path, "a temporary file left by a killed writer") {
                     try POSIX.unlinkIfPresent(path)

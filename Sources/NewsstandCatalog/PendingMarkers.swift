@@ -98,7 +98,7 @@ extension Catalog {
                 let isLink = lstat(path, &info) == 0 && info.st_mode & S_IFMT == S_IFLNK
                 if Catalog.readMarker(path) == key {
                     guard isLink else { return }
-                    let temporary = "\(layout.pending)/.\((path as NSString).lastPathComponent).tmp-\(getpid())"
+                    let temporary = LibraryLayout.temporary(beside: path)
                     try POSIX.unlinkIfPresent(temporary)
                     guard link(anchor, temporary) == 0 else { return }  // the symlink serves as it is
                     try POSIX.rename(temporary, path)

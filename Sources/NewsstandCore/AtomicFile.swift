@@ -15,9 +15,7 @@ package enum AtomicFile {
     ///   - flushingFolder: False when the caller flushes the folder itself, once for several files.
     /// - Throws: `NewsstandError` (`.diskFull` when space runs out); the old file is then untouched.
     package static func write(_ data: Data, to path: String, durable: Bool = true, flushingFolder: Bool = true) throws {
-        let directory = (path as NSString).deletingLastPathComponent
-        let name = (path as NSString).lastPathComponent
-        let temporary = "\(directory)/.\(name).tmp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        let temporary = LibraryLayout.temporary(beside: path)
         let fd = try POSIX.open(temporary, O_WRONLY | O_CREAT | O_EXCL)
         var closed = false
         do {
@@ -31,7 +29,7 @@ package enum AtomicFile {
             _ = unlink(temporary)
             throw error
         }
-        if durable && flushingFolder { try POSIX.fsyncDirectory(directory) }
+        if durable && flushingFolder { try POSIX.fsyncDirectory((path as NSString).deletingLastPathComponent) }
     }
 
     /// Reads the whole file, or returns nil when it does not exist.

@@ -1,3 +1,9 @@
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// Where each thing lives inside a library folder. Internal folders start with a dot, and issue
 /// folder names never do, so the two can never collide.
 ///
@@ -106,4 +112,25 @@ package struct LibraryLayout: Sendable, Hashable {
     package init(root: String) {
         self.root = root
     }
+
+    // MARK: Temporary names
+
+    /// The one name rule for a file written beside `path` and renamed onto it: `.NAME.tmp-PID-RANDOM` in the
+    /// same folder (hidden, never a record's or a user's name, and unique to the writer). What ``isTemporary(_:)``
+    /// recognises, so that `verify` and the sweeps find every one a killed writer left.
+    package static func temporary(beside path: String) -> String {
+        let folder = (path as NSString).deletingLastPathComponent
+        let name = (path as NSString).lastPathComponent
+        return "\(folder)/.\(name)\(temporaryMark)\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+    }
+
+    /// Whether a folder entry's name is a temporary of ``temporary(beside:)`` (of `base`, when given). Without
+    /// a base any name holding the mark counts, hidden or not: the index was written as `index.jsonl.tmp-PID`
+    /// before this rule, and a killed writer of that version may have left one.
+    package static func isTemporary(_ name: String, of base: String? = nil) -> Bool {
+        guard let base else { return name.contains(temporaryMark) }
+        return name.hasPrefix(".\(base)\(temporaryMark)")
+    }
+
+    private static let temporaryMark = ".tmp-"
 }

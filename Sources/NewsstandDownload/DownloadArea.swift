@@ -44,7 +44,8 @@ package enum DownloadArea {
         }
         for folder in [layout.root, layout.catalog] {
             guard let entries = try? FileManager.default.contentsOfDirectory(atPath: folder) else { continue }
-            for name in entries where name.hasPrefix(".library.json.tmp-") || name.hasPrefix(".intent.tmp-") {
+            for name in entries
+            where LibraryLayout.isTemporary(name, of: "library.json") || LibraryLayout.isTemporary(name, of: "intent") {
                 let path = "\(folder)/\(name)"
                 if let date = (try? FileManager.default.attributesOfItem(atPath: path))?[.modificationDate] as? Date,
                     date.timeIntervalSinceNow < -600

@@ -10,7 +10,7 @@ extension CatalogVerifier {
         var ids = Set<String>()
         for name in (try? FileManager.default.contentsOfDirectory(atPath: layout.subscriptions)) ?? [] {
             let path = "\(layout.subscriptions)/\(name)"
-            if name.hasPrefix("."), name.contains(".tmp-") {
+            if LibraryLayout.isTemporary(name) {
                 note(.staleTemporaryFile, path, "a temporary subscription record left by a killed writer") {
                     try POSIX.unlinkIfPresent(path)
                 }
