@@ -123,7 +123,9 @@ extension Library {
             ? DocumentValidators()
             : DocumentValidators(etag: subscription.etag, lastModified: subscription.lastModified)
         let fetched = try await startedEngine().fetchDocument(
-            subscription.url, validators: requestValidators, maxBytes: FeedLimits().maxBodyBytes)
+            subscription.url, validators: requestValidators, maxBytes: FeedLimits().maxBodyBytes,
+            headers: credentials.feedHeaders(subscription: subscription.id).sorted { $0.key < $1.key }
+                .map { ($0.key, $0.value) })
         var movedTo = fetched.permanentURL.flatMap { $0 == subscription.url ? nil : $0 }
         guard case .body(let body) = fetched.outcome else {
             if let movedTo { try await move(subscription, to: movedTo) }

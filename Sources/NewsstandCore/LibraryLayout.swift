@@ -17,6 +17,8 @@
 /// .downloads/ .staging/ .trash/ partial downloads, extraction folders, removed folders on their way out
 /// .downloads/asset-locks       one byte locked per asset in flight (never deleted)
 /// .downloads/.spare-record-<n> an emptied resume record, renamed into place for a later download
+/// .credentials.json           passwords taken out of URLs and feed headers, mode 0600 (CredentialStore)
+/// config.json                  the library's settings (LibraryConfig); never an issue folder's name
 /// <issue folder>/              one content folder per issue
 /// ```
 package struct LibraryLayout: Sendable, Hashable {
@@ -86,6 +88,18 @@ package struct LibraryLayout: Sendable, Hashable {
     package func contentFolder(_ folderName: String) -> String { "\(root)/\(folderName)" }
     /// Held while an issue's folder is filled (merge, placement) or removed.
     package func issueLock(_ folderName: String) -> String { "\(staging)/\(folderName).lock" }
+
+    /// The library's secrets, readable by its owner only (``CredentialStore``).
+    package var credentials: String { root + "/.credentials.json" }
+    /// The library's own settings file.
+    package var config: String { root + "/config.json" }
+
+    /// Names of the library's own top-level files that new issue folders do not take and `verify` does not
+    /// call orphans. Kept apart from ``isReserved(_:)``, which also refuses records: an issue folder that
+    /// took one of these names before they were the library's stays readable.
+    package static func isLibraryFile(_ component: String) -> Bool {
+        component.lowercased() == "config.json"
+    }
 
     /// Names a top-level entry may not take because the library itself uses them.
     package static func isReserved(_ component: String) -> Bool {
