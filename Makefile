@@ -140,6 +140,12 @@ strict-check: deps
 package-check: demo-deps
 	bash Samples/package-check.sh
 
+# An annotated semver tag for the version Sources/NewsstandCore/NewsstandInfo.swift names (the one version
+# source), once the tree is clean and CHANGELOG.md has its section; never pushed. DRY_RUN=1 only checks.
+.PHONY: release-tag
+release-tag:
+	bash Release/release-tag.sh
+
 clean:
 	rm -rf .build .build-fuzz
 

@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Builds and runs a throw-away package that depends on this one the way a user's package does:
-# `.package(url:from:)` with product Newsstand, resolved from a bare clone of HEAD tagged 0.2.0.
+# `.package(url:from:)` with product Newsstand, resolved from a bare clone of HEAD tagged with the version
+# NewsstandInfo.version names (the one version source).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
+version="$(bash "$root/Release/version.sh")"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 git clone --bare -q "$root" "$work/issues.git"
-git -C "$work/issues.git" tag 0.2.0 HEAD
+git -C "$work/issues.git" tag "$version" HEAD
 mkdir -p "$work/app/Sources/app"
 cat > "$work/app/Package.swift" <<SWIFT
 // swift-tools-version:6.0
@@ -15,7 +17,7 @@ import PackageDescription
 let package = Package(
     name: "app",
     platforms: [.macOS(.v15)],
-    dependencies: [.package(url: "file://$work/issues.git", from: "0.2.0")],
+    dependencies: [.package(url: "file://$work/issues.git", from: "$version")],
     targets: [
         .executableTarget(name: "app", dependencies: [.product(name: "Newsstand", package: "issues")])
     ]
@@ -45,4 +47,4 @@ file="$(printf '%s\n' "$out" | sed -n 's/^downloaded //p')"
 status=0
 "$app" "$work/library-2" "http://127.0.0.1:$port/daily/missing.txt" || status=$?
 [ "$status" = 1 ] || { echo "package-check: a failed download exited $status, not 1" >&2; exit 1; }
-echo "package-check: a package depending on Newsstand 0.2.0 by URL built and ran the README example"
+echo "package-check: a package depending on Newsstand $version by URL built and ran the README example"

@@ -66,6 +66,19 @@ extension Library {
             set { engine.trustedCertificateFiles = newValue }
         }
 
+        /// Request headers by host name, sent with every request to that host (feeds and assets alike) unless
+        /// the request has its own header of that name: a config file's `headers`. Host names compare
+        /// case-insensitively.
+        public var headersByHost: [String: [String: String]] {
+            get { engine.headersByHost }
+            set { engine.headersByHost = Dictionary(newValue.map { ($0.key.lowercased(), $0.value) }) { $1 } }
+        }
+        /// The proxy for http and https when the environment names none (`http_proxy`, `https_proxy`,
+        /// `all_proxy`, either case): a config file's `proxy`. The environment, set for one run, wins.
+        public var defaultProxy: String?
+        /// The hosts reached directly when the environment has no `no_proxy`: a config file's `no-proxy`.
+        public var defaultNoProxy: String?
+
         /// Creates a configuration.
         public init(
             retry: RetryPolicy = RetryPolicy(), unpackLimits: UnpackLimits = .default,

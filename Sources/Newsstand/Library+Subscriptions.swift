@@ -51,7 +51,16 @@ extension Library {
     ///   errors (`.httpStatus`, `.network`, `.invalidFeed`, `.unsafeFeed`); nothing is recorded then.
     @discardableResult
     public func subscribe(to url: URL, options: SubscribeOptions = SubscribeOptions()) async throws -> SyncReport {
-        let url = try AssetRequest.parseURL(url.absoluteString)
+        // A password in the URL is used for this fetch at once and stored (0600, by origin) only with the
+        // subscription; the subscription's record keeps the URL without it.
+        let (url, credential) = URLCredentials.split(try AssetRequest.parseURL(url.absoluteString))
+        if let credential { credentials.remember(credential, forOriginOf: url) }
+        for (header, value) in options.headers {
+            if let problem = RequestHeaders.problem(name: header, value: value) {
+                throw NewsstandError(.invalidHeader, "the request header \(header.debugDescription) \(problem)")
+            }
+        }
+        let feedHeaders = options.headers
         let mapping = try options.mapping.map { try FeedMapping(json: $0) }
         if let name = options.name { try IssueName.validate(name) }
         let store = SubscriptionStore(layout: layout)
@@ -59,7 +68,8 @@ extension Library {
         try await runBlocking { try store.checkUnique(name: options.name, url: url, except: nil) }
 
         let fetched = try await startedEngine().fetchDocument(
-            url, validators: DocumentValidators(), maxBytes: FeedLimits().maxBodyBytes)
+            url, validators: DocumentValidators(), maxBytes: FeedLimits().maxBodyBytes,
+            headers: feedHeaders.sorted { $0.key < $1.key }.map { ($0.key, $0.value) })
         guard case .body(let body) = fetched.outcome else {
             throw NewsstandError(.invalidFeed, "\(url.absoluteString) answered 304 to a request without validators")
         }
@@ -79,9 +89,16 @@ extension Library {
         let catalog = self.catalog
         let document = read.document
         let initial = options.initial
+        let credentials = self.credentials
         var report = try await runBlocking {
             try catalog.withLock {
                 try store.checkUnique(name: name, url: feedURL, except: nil)
+                if credential != nil || !feedHeaders.isEmpty {
+                    try credentials.update { contents in
+                        if let credential { contents.origins[URLCredentials.origin(of: url)] = credential }
+                        if !feedHeaders.isEmpty { contents.feedHeaders[subscription.id] = feedHeaders }
+                    }
+                }
                 let merge = FeedMerge(
                     subscription: subscription, document: document, selection: .initial(initial),
                     today: IssueDate.utc(Date()))

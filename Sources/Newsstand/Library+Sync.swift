@@ -134,7 +134,9 @@ extension Library {
             ? DocumentValidators()
             : DocumentValidators(etag: subscription.etag, lastModified: subscription.lastModified)
         let fetched = try await startedEngine().fetchDocument(
-            subscription.url, validators: requestValidators, maxBytes: FeedLimits().maxBodyBytes)
+            subscription.url, validators: requestValidators, maxBytes: FeedLimits().maxBodyBytes,
+            headers: credentials.feedHeaders(subscription: subscription.id).sorted { $0.key < $1.key }
+                .map { ($0.key, $0.value) })
         var movedTo = fetched.permanentURL.flatMap { $0 == subscription.url ? nil : $0 }
         guard case .body(let body) = fetched.outcome else {
             // A 304 at the end of a permanent redirect moves nothing: no feed was read there (and the validators

@@ -23,6 +23,9 @@ public actor Library {
     nonisolated let logger: Logger
     /// Hands the events of this process's changes to the library's hooks (`config.json`), after each commit.
     nonisolated let delivery: HookDelivery
+    /// The passwords taken out of URLs and the feeds' headers (`.credentials.json`, 0600), which the engine
+    /// reads for every request.
+    nonisolated let credentials: CredentialStore
     /// The download runs of this process, so that `remove`, `cancelDownload` and `shutdown` reach them.
     var activeRuns: [ObjectIdentifier: DownloadRun] = [:]
     /// The HTTP engine, created on the first download (catalog commands never start event loops).
@@ -38,6 +41,7 @@ public actor Library {
         self.catalog = catalog
         self.logger = logger
         self.delivery = delivery
+        self.credentials = CredentialStore(layout: catalog.layout)
     }
 
     /// Opens the library at `url`, creating the folder on first use, and upgrades a version-1 catalog.
@@ -79,7 +83,7 @@ public actor Library {
             // any kind, not only the next download with work. One lstat when there is none; skipped while a
             // removal in another process is renaming into the trash (see `Trash`). A failure only delays it.
             try? Trash.sweep(layout)
-            return try HookConfiguration.read(layout.configFile)
+            return try HookConfiguration.read(layout.config)
         }
         let delivery = HookDelivery(catalog: catalog, layout: layout, hooks: hooks, logger: logger)
         if !hooks.isEmpty { try await runBlocking { try delivery.startNewHooks() } }
@@ -154,9 +158,30 @@ public actor Library {
 
     /// The HTTP engine, started on first use (by a download or a feed fetch).
     func startedEngine() -> DownloadEngine {
-        let engine = self.engine ?? DownloadEngine(configuration: configuration.engine, logger: logger)
+        var engineConfiguration = configuration.engine
+        engineConfiguration.credentials = credentials
+        let engine =
+            self.engine
+            ?? DownloadEngine(
+                configuration: engineConfiguration, logger: logger,
+                environment: Library.environment(ProcessInfo.processInfo.environment, with: configuration))
         self.engine = engine
         return engine
+    }
+
+    /// The environment the engine reads proxies from: the process's, with the configuration's default proxy
+    /// where it names none.
+    static func environment(_ environment: [String: String], with configuration: Configuration) -> [String: String] {
+        var environment = environment
+        let proxyVariables = ["http_proxy", "https_proxy", "all_proxy"].flatMap { [$0, $0.uppercased()] }
+        if let proxy = configuration.defaultProxy, !proxyVariables.contains(where: { environment[$0] != nil }) {
+            environment["http_proxy"] = proxy
+            environment["https_proxy"] = proxy
+        }
+        if let noProxy = configuration.defaultNoProxy, environment["no_proxy"] == nil, environment["NO_PROXY"] == nil {
+            environment["no_proxy"] = noProxy
+        }
+        return environment
     }
 
     /// The tasks of this process's runs still downloading `assetIDs`.
@@ -289,6 +314,9 @@ public actor Library {
         }
         var issue = Issue(name: name, date: date, folderName: folder)
         issue.publication = publication.flatMap { $0.allSatisfy(\.isWhitespace) ? nil : $0 }
+        // Every new issue passes here (add, import, a feed's items): passwords in its URLs go to the 0600
+        // credentials file, and the record, which others may read, keeps the URL without them.
+        let assets = try CredentialStore(layout: changes.catalog.layout).separating(assets)
         issue.assets = assets.map { $0.makeAsset(id: Library.newAssetID()) }
         try changes.put(issue)
         changes.claimFolder(folder, forIssueNamed: name)
@@ -307,6 +335,7 @@ public actor Library {
         return try await runBlocking {
             try catalog.write { changes -> AssetDownload in
                 guard var issue = try changes.issue(named: name), !issue.isBeingRemoved else { throw notFound }
+                let request = try CredentialStore(layout: changes.catalog.layout).separating([request])[0]
                 let asset = request.makeAsset(id: Library.newAssetID())
                 issue.assets.append(asset)
                 try changes.put(issue)
@@ -387,7 +416,9 @@ public actor Library {
         for name: String, layout: LibraryLayout, isClaimed: (String) throws -> Bool
     ) throws -> String {
         var base = SafePathComponent(sanitizing: name)
-        if LibraryLayout.isReserved(base.value) { base = SafePathComponent(sanitizing: "_" + base.value) }
+        if LibraryLayout.isReserved(base.value) || LibraryLayout.isLibraryFile(base.value) {
+            base = SafePathComponent(sanitizing: "_" + base.value)
+        }
         var candidate = base
         var n = 2
         while try POSIX.exists(layout.contentFolder(candidate.value)) || isClaimed(candidate.value) {

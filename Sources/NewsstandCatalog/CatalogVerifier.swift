@@ -168,7 +168,8 @@ package final class CatalogVerifier {
             }
         }
         for name in ((try? FileManager.default.contentsOfDirectory(atPath: layout.root)) ?? []).sorted()
-        where !name.hasPrefix(".") && !LibraryLayout.isReserved(name) && !owned.contains(name) {
+        where !name.hasPrefix(".") && !LibraryLayout.isReserved(name) && !LibraryLayout.isLibraryFile(name)
+            && !owned.contains(name) {
             noteOrphan(layout.contentFolder(name), "no issue owns \(name.debugDescription)")
         }
     }

@@ -13,10 +13,14 @@ package enum AtomicFile {
     ///   - durable: Whether to fsync the file and its folder. Either way a reader sees the old or the new
     ///     content, never a mix; only a power cut can lose a non-durable write.
     ///   - flushingFolder: False when the caller flushes the folder itself, once for several files.
+    ///   - mode: The new file's permissions (before the umask): 0600 for a file of secrets, which is then
+    ///     never readable by others, not even for an instant.
     /// - Throws: `NewsstandError` (`.diskFull` when space runs out); the old file is then untouched.
-    package static func write(_ data: Data, to path: String, durable: Bool = true, flushingFolder: Bool = true) throws {
+    package static func write(
+        _ data: Data, to path: String, durable: Bool = true, flushingFolder: Bool = true, mode: UInt32 = 0o644
+    ) throws {
         let temporary = LibraryLayout.temporary(beside: path)
-        let fd = try POSIX.open(temporary, O_WRONLY | O_CREAT | O_EXCL)
+        let fd = try POSIX.open(temporary, O_WRONLY | O_CREAT | O_EXCL, mode: mode_t(mode))
         var closed = false
         do {
             try data.withUnsafeBytes { try POSIX.writeAll(fd, $0, path: temporary) }

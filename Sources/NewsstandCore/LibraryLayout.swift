@@ -19,13 +19,14 @@ import Foundation
 /// .catalog/split               only while the buckets split: {"from": N, "to": N+1}
 /// .catalog/events.jsonl        the event log: one event a line, cursor order, appended with the change it reports
 /// .catalog/hooks/<name>.json   how far each hook has acknowledged the event log (and its retry state)
-/// config.json                  the library's settings (this layer reads only its "hooks")
 /// .catalog/subscriptions/<id>.json one subscription: its feed, options, validators and the items seen
 /// .sync/<id>.json              when a subscription was last checked and the outcome (not catalog)
 /// .catalog/content/<asset id>.json  what an unpacked asset placed (paths, sizes): for `verify`
 /// .downloads/ .staging/ .trash/ partial downloads, extraction folders, removed folders on their way out
 /// .downloads/asset-locks       one byte locked per asset in flight (never deleted)
 /// .downloads/.spare-record-<n> an emptied resume record, renamed into place for a later download
+/// .credentials.json           passwords taken out of URLs and feed headers, mode 0600 (CredentialStore)
+/// config.json                  the library's settings (the CLI's defaults, "hooks"); never an issue folder's name
 /// <issue folder>/              one content folder per issue
 /// ```
 package struct LibraryLayout: Sendable, Hashable {
@@ -57,8 +58,6 @@ package struct LibraryLayout: Sendable, Hashable {
     package var hookPositions: String { catalog + "/hooks" }
     package func hookPosition(_ name: String) -> String { "\(hookPositions)/\(name).json" }
     package func hookLock(_ name: String) -> String { "\(hookPositions)/\(name).lock" }
-    /// The library's own settings file.
-    package var configFile: String { root + "/config.json" }
     /// What each unpacked asset placed (paths and sizes), written once per placement, for `verify`.
     package var contentRecords: String { catalog + "/content" }
     package func contentRecord(_ assetID: String) -> String { "\(contentRecords)/\(assetID).json" }
@@ -103,6 +102,18 @@ package struct LibraryLayout: Sendable, Hashable {
     package func contentFolder(_ folderName: String) -> String { "\(root)/\(folderName)" }
     /// Held while an issue's folder is filled (merge, placement) or removed.
     package func issueLock(_ folderName: String) -> String { "\(staging)/\(folderName).lock" }
+
+    /// The library's secrets, readable by its owner only (``CredentialStore``).
+    package var credentials: String { root + "/.credentials.json" }
+    /// The library's own settings file.
+    package var config: String { root + "/config.json" }
+
+    /// Names of the library's own top-level files that new issue folders do not take and `verify` does not
+    /// call orphans. Kept apart from ``isReserved(_:)``, which also refuses records: an issue folder that
+    /// took one of these names before they were the library's stays readable.
+    package static func isLibraryFile(_ component: String) -> Bool {
+        component.lowercased() == "config.json"
+    }
 
     /// Names a top-level entry may not take because the library itself uses them.
     package static func isReserved(_ component: String) -> Bool {

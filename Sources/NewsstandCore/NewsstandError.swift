@@ -14,7 +14,7 @@ public struct NewsstandError: Error, Sendable, CustomStringConvertible {
             case httpStatus, network, checksumMismatch, lengthMismatch, diskFull, tooManyRedirects
             case unsafeArchiveEntry, unpackFailed, cancelled, invalidImport, verifyFailed
             case invalidFeed, unsafeFeed, invalidMapping, subscriptionNotFound, duplicateSubscription
-            case subscriptionGone, insufficientSpace
+            case subscriptionGone, insufficientSpace, invalidConfiguration
             case invalidHooks
         }
         private let base: Base
@@ -77,6 +77,8 @@ public struct NewsstandError: Error, Sendable, CustomStringConvertible {
         public static let subscriptionGone = Code(.subscriptionGone)
         /// The file system has less free space than a transfer or an unpack needs.
         public static let insufficientSpace = Code(.insufficientSpace)
+        /// A config file (the library's or the user's) that cannot be used; the message names the file and line.
+        public static let invalidConfiguration = Code(.invalidConfiguration)
         /// The `hooks` section of the library's `config.json` cannot be used (the message names the file).
         public static let invalidHooks = Code(.invalidHooks)
     }
@@ -103,7 +105,8 @@ public struct NewsstandError: Error, Sendable, CustomStringConvertible {
         _ code: Code, _ message: String, underlying: (any Error)? = nil, errno: Int32? = nil, httpStatus: Int? = nil
     ) {
         self.code = code
-        self.message = message
+        // A URL's password never reaches an error line, whichever URL the caller put in the message.
+        self.message = URLCredentials.redact(message)
         self.underlying = underlying
         self.errno = errno
         self.httpStatus = httpStatus

@@ -1,6 +1,8 @@
 /// The library's version, sent in `User-Agent`.
 public enum NewsstandInfo: Sendable {
-    public static let version = "0.1.0"
+    /// The one version source: `issues --version`, the `User-Agent`, `make package-check` (which reads this
+    /// line), `make release-tag` and the CHANGELOG agree with it, and a test holds them together.
+    public static let version = "0.3.0"
 
     /// The `User-Agent` every request of the library sends: feeds, downloads and ranges alike.
     package static let userAgent = "issues/\(version)"

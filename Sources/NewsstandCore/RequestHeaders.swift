@@ -62,7 +62,7 @@ package enum RequestHeaders {
     }
 
     /// A value as it may be shown: an authentication scheme (`Bearer`, `Basic`) is kept, the rest hidden.
-    static func redact(_ value: String) -> String {
+    package static func redact(_ value: String) -> String {
         let parts = value.split(separator: " ", maxSplits: 1)
         if parts.count == 2, let scheme = parts.first, scheme.count <= 16,
             scheme.unicodeScalars.allSatisfy({ CharacterSet.alphanumerics.contains($0) || $0 == "-" })

@@ -100,7 +100,9 @@ extension DownloadEngine {
         headers.add(name: "Accept-Encoding", value: "identity")
         if let etag = validators.etag { headers.add(name: "If-None-Match", value: etag) }
         if let lastModified = validators.lastModified { headers.add(name: "If-Modified-Since", value: lastModified) }
-        for (name, value) in extra { headers.add(name: name, value: value) }
+        // The caller's headers (a subscription's `--header`) follow the asset rules: `Authorization`,
+        // `Cookie` and `Proxy-Authorization` go to the feed's own origin only, not across a redirect.
+        let own = Dictionary(extra, uniquingKeysWith: { _, last in last })
 
         var hop = Hop(url: url, route: .direct)
         var visited: Set<String> = [url.absoluteString]
@@ -109,7 +111,9 @@ extension DownloadEngine {
             while true {
                 try Task.checkCancellation()
                 hop.route = try route(for: hop.url)
-                let request = try request(for: hop.url, route: hop.route, headers: headers)
+                let request = try request(
+                    for: hop.url, route: hop.route,
+                    headers: DownloadEngine.hopHeaders(headers, adding: own, from: url, to: hop.url))
                 let delegate = DocumentDelegate(maxBytes: maxBytes)
                 // Under the downloads' stall limit: a feed that drips bytes is given up on (and retried) like an
                 // asset transfer would be.

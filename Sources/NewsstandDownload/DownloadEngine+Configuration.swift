@@ -17,6 +17,13 @@ extension DownloadEngine {
         package var maxRedirects = 10
         /// A client to use instead of the engine's own; the engine never shuts it down.
         package var httpClient: HTTPClient?
+        /// Where the passwords taken out of URLs are kept (keyed by origin): each request to an origin it
+        /// knows carries `Authorization: Basic`, and no other request does. Nil: only a URL's own
+        /// `user:pass@` is used, and only for that URL's origin.
+        package var credentials: CredentialStore?
+        /// Request headers by host (lower-cased), sent with every request to that host, feeds and assets alike,
+        /// unless the request has its own header of that name: a config file's `headers`.
+        package var headersByHost: [String: [String: String]] = [:]
         /// PEM files of CA certificates trusted besides the system's store.
         package var trustedCertificateFiles: [URL] = []
         /// Whether completed files will be flushed to disk: then writeback starts as bytes land, so the flush

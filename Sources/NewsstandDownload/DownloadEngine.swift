@@ -219,7 +219,24 @@ package final class DownloadEngine: Sendable {
 
     /// The request for one hop: to the origin, or (plain http through a proxy) to the proxy with the
     /// origin in `Host`, which `AbsoluteFormHandler` turns into an absolute-form request line.
+    ///
+    /// Every request of the engine is made here, so this is where a URL's credentials become Basic
+    /// authentication: for the hop's own origin only (the URL's `user:pass@`, else the store's entry for
+    /// that origin), never for a redirect to another origin, and the user information never goes on the
+    /// wire in the URL. An `Authorization` the asset gives itself wins.
     func request(for url: URL, route: Route, headers: HTTPHeaders) throws -> HTTPClient.Request {
+        var headers = headers
+        if !headers.contains(name: "Authorization"),
+            let credential = URLCredentials.split(url).credential ?? configuration.credentials?.credential(for: url)
+        {
+            headers.add(name: "Authorization", value: credential.basicAuthorization)
+        }
+        if let host = url.host?.lowercased(), let own = configuration.headersByHost[host] {
+            for name in own.keys.sorted() where !headers.contains(name: name) {
+                if let value = own[name] { headers.add(name: name, value: value) }
+            }
+        }
+        let url = URLCredentials.withoutUserInfo(url)
         guard case .forward(let proxy) = route else {
             return try HTTPClient.Request(url: url.absoluteString, method: .GET, headers: headers)
         }
@@ -420,6 +437,7 @@ package final class DownloadEngine: Sendable {
         }
         let delay = configuration.retry.delay(
             attempt: max(failures, 1), retryAfter: classified.retryAfter, madeProgress: madeProgress)
+        logger.debug("retry \(failures) in \(delay): \(classified.error.message)")
         progress(.retrying(attempt: failures, delay: delay, reason: classified.error.message))
         try await Task.sleep(for: delay)
     }
@@ -435,10 +453,39 @@ package final class DownloadEngine: Sendable {
     }
 
     /// Runs one request under the stall watch (which reads `received`), cancelled with the calling task.
+    /// With the log at info level (`-v`), the request and its answer are logged (``RequestLog``).
     func execute<Delegate: HTTPClientResponseDelegate & Sendable>(
         _ request: HTTPClient.Request, delegate: Delegate, route: Route, received: @escaping @Sendable () -> Int64
     ) async throws -> Delegate.Response where Delegate.Response: Sendable {
-        let task = try await client(for: route).execute(request: request, delegate: delegate, logger: logger)
+        guard logger.logLevel <= .info else {
+            return try await executeQuietly(request, delegate: delegate, route: route, received: received)
+        }
+        // A plain-http request through a proxy is addressed to the proxy; the log names the origin.
+        var shown = request.url.absoluteString
+        if case .forward = route, let host = request.headers.first(name: "Host") {
+            shown = "http://\(host)\(request.url.path.isEmpty ? "/" : request.url.path)"
+                + (request.url.query.map { "?\($0)" } ?? "")
+        }
+        let log = RequestLog(
+            logger: logger, request: request, shownURL: shown, via: route.proxy.map { "\($0.host):\($0.port)" })
+        do {
+            let response = try await executeQuietly(
+                request, delegate: LoggingDelegate(delegate, log: log), route: route, received: received)
+            log.finished()
+            return response
+        } catch {
+            log.finished(error: error)
+            throw error
+        }
+    }
+
+    private func executeQuietly<Delegate: HTTPClientResponseDelegate & Sendable>(
+        _ request: HTTPClient.Request, delegate: Delegate, route: Route, received: @escaping @Sendable () -> Int64
+    ) async throws -> Delegate.Response where Delegate.Response: Sendable {
+        // AsyncHTTPClient's own log (connection pool internals) only at trace level: `-vv` is about requests.
+        var clientLogger = logger
+        if logger.logLevel > .trace { clientLogger.logLevel = max(logger.logLevel, .warning) }
+        let task = try await client(for: route).execute(request: request, delegate: delegate, logger: clientLogger)
         let watch = configuration.stallLimit.map { limit in
             StallWatch(limit: limit, received: received, stop: { task.cancel() })
         }

@@ -114,16 +114,21 @@ public struct SubscribeOptions: Sendable {
     public var keep: Int?
     /// Whether `sync` downloads new issues' assets.
     public var downloadsAutomatically: Bool
+    /// Request headers sent with every fetch of the feed (a cookie, a token): stored in the library's 0600
+    /// credentials file, never shown in full, and (`Authorization`, `Cookie`) sent to the feed's own origin
+    /// only, as an asset's headers are.
+    public var headers: [String: String]
 
     public init(
         name: String? = nil, mapping: Data? = nil, initial: InitialItems = .newest(1), keep: Int? = nil,
-        downloadsAutomatically: Bool = true
+        downloadsAutomatically: Bool = true, headers: [String: String] = [:]
     ) {
         self.name = name
         self.mapping = mapping
         self.initial = initial
         self.keep = keep
         self.downloadsAutomatically = downloadsAutomatically
+        self.headers = headers
     }
 }
 

@@ -47,15 +47,7 @@ struct AddAsset: AsyncParsableCommand {
 
     /// The `--header` values by name; a name given twice (in any case) is refused.
     private func requestHeaders() throws -> [String: String] {
-        var result: [String: String] = [:]
-        for line in headers {
-            let (name, value) = try AssetRequest.parseHeader(line)
-            if result.keys.contains(where: { $0.lowercased() == name.lowercased() }) {
-                throw NewsstandError(.invalidHeader, "the request header \(name.debugDescription) is given twice")
-            }
-            result[name] = value
-        }
-        return result
+        try HeaderLines.parse(headers)
     }
 
     func run() async throws {

@@ -15,9 +15,8 @@ struct Download: AsyncParsableCommand {
     var names: [String] = []
 
     func run() async throws {
-        let library = try await libraryOptions.open(configuration: tls.applied(to: run.configuration))
+        let (library, options) = try await libraryOptions.openForDownloads(run, tls)
         let names = self.names.isEmpty ? nil : self.names
-        let options = run.downloadOptions
         try await DownloadSession.run(library: library) { consume in
             try await library.download(issues: names, options: options, consume)
         }

@@ -12,8 +12,7 @@ struct Resume: AsyncParsableCommand {
     @OptionGroup var tls: TLSOptions
 
     func run() async throws {
-        let library = try await libraryOptions.open(configuration: tls.applied(to: run.configuration))
-        let options = run.downloadOptions
+        let (library, options) = try await libraryOptions.openForDownloads(run, tls)
         try await DownloadSession.run(library: library) { consume in
             try await library.resumeDownloads(options: options, consume)
         }

@@ -43,6 +43,18 @@ struct Subscribe: AsyncParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Subscribe to every feed of an OPML file (- for stdin).", valueName: "file"))
     var opml: String?
 
+    @Option(
+        name: .customLong("header"),
+        help: ArgumentHelp(
+            "A request header sent with every fetch of the feed, e.g. 'Cookie: session=…' (repeatable).",
+            discussion: """
+                Kept in the library's credentials file (mode 0600), never shown in full; Authorization and \
+                Cookie go to the feed's own origin only. A password in the URL (https://user:pass@host/feed) \
+                is kept there too and sent as Basic authentication to that origin only.
+                """,
+            valueName: "name: value"))
+    var headers: [String] = []
+
     func validate() throws {
         if (url == nil) == (opml == nil) { throw ValidationError("give either a feed URL or --opml FILE") }
         if let url { do { _ = try AssetRequest.parseURL(url) } catch let e as NewsstandError { throw ValidationError(e.message) } }
@@ -51,6 +63,11 @@ struct Subscribe: AsyncParsableCommand {
         }
         if since != nil, initial != "1" { throw ValidationError("--since and --initial cannot be combined") }
         if let keep, keep < 1 { throw ValidationError("--keep must be at least 1") }
+        do {
+            _ = try HeaderLines.parse(headers)
+        } catch let error as NewsstandError {
+            throw ValidationError("--header: \(error.message)")
+        }
         if opml != nil, (name != nil || map != nil) {
             throw ValidationError("--name and --map apply to one feed, not to --opml")
         }
@@ -60,8 +77,9 @@ struct Subscribe: AsyncParsableCommand {
         let mapping = try map.map { try CommandFiles.read($0, what: "mapping") }
         let initialItems: InitialItems = since.map { .since($0) } ?? (initial == "all" ? .all : .newest(Int(initial) ?? 1))
         let options = SubscribeOptions(
-            name: name, mapping: mapping, initial: initialItems, keep: keep, downloadsAutomatically: !noDownload)
-        let library = try await libraryOptions.open(configuration: tls.applied(to: run.configuration))
+            name: name, mapping: mapping, initial: initialItems, keep: keep, downloadsAutomatically: !noDownload,
+            headers: try HeaderLines.parse(headers))
+        let (library, downloadOptions) = try await libraryOptions.openForDownloads(run, tls)
         var added: [String] = []
         var failures = 0
         if let opml {
@@ -89,7 +107,6 @@ struct Subscribe: AsyncParsableCommand {
             }
         }
         if !noDownload, !added.isEmpty {
-            let downloadOptions = run.downloadOptions
             let names = added
             try await DownloadSession.run(library: library) { consume in
                 try await library.download(issues: names, options: downloadOptions, consume)

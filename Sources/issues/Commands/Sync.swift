@@ -26,7 +26,7 @@ struct Sync: AsyncParsableCommand {
     var backfill = false
 
     func run() async throws {
-        let library = try await libraryOptions.open(configuration: tls.applied(to: run.configuration))
+        let (library, downloadOptions) = try await libraryOptions.openForDownloads(run, tls)
         var toDownload: [String] = []
         var failed = 0
         do {
@@ -45,7 +45,6 @@ struct Sync: AsyncParsableCommand {
             throw error
         }
         if !noDownload, !toDownload.isEmpty {
-            let downloadOptions = run.downloadOptions
             let names = toDownload
             do {
                 try await DownloadSession.run(library: library) { consume in

@@ -14,6 +14,13 @@ struct LibraryOptions: ParsableArguments {
         completion: .directory)
     var library: String?
 
+    @Flag(
+        name: [.short, .customLong("verbose")],
+        help: ArgumentHelp(
+            "Log each request and its answer to stderr (-vv: also ranges and retries).",
+            discussion: "ISSUES_LOG_LEVEL (info, debug, trace, …) sets the level without the flag."))
+    var verbose: Int
+
     /// The folder to use: the option, then `$ISSUES_LIBRARY`, then `$XDG_DATA_HOME/issues`, then
     /// `~/.local/share/issues` (XDG says to ignore a relative `XDG_DATA_HOME`).
     func resolvedURL(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> URL {
@@ -35,13 +42,24 @@ struct LibraryOptions: ParsableArguments {
             ".local/share/issues", isDirectory: true)
     }
 
+    /// Opens the library for a command that downloads: the config files' settings (CA files, proxies,
+    /// headers, jobs, segments, rate) under what the command line gives.
+    /// - Returns: The library and the options of its download runs.
+    /// - Throws: `.invalidConfiguration` naming a bad config file and line, or what opening throws.
+    func openForDownloads(_ run: DownloadRunOptions, _ tls: TLSOptions) async throws -> (Library, DownloadOptions) {
+        let settings = try Settings.load(library: resolvedURL()).overridden(by: run, tls: tls)
+        let library = try await open(configuration: settings.applied(to: run.configuration))
+        return (library, settings.downloadOptions(run))
+    }
+
     /// Opens the library. Read-only commands pass `create: false`, so a mistyped `--library` is an error
     /// naming the path instead of a new empty library.
     func open(configuration: Library.Configuration = Library.Configuration(), create: Bool = true) async throws
         -> Library
     {
         let library = try await Library.open(
-            at: resolvedURL(), configuration: configuration, logger: Terminal.logger, createIfMissing: create)
+            at: resolvedURL(), configuration: configuration, logger: Terminal.logger(verbosity: verbose),
+            createIfMissing: create)
         LibraryOptions.opened.withLock { $0.append(library) }
         return library
     }
@@ -63,8 +81,12 @@ struct OutputOptions: ParsableArguments {
 
 /// Options of the commands that download.
 struct DownloadRunOptions: ParsableArguments {
-    @Option(name: [.short, .long], help: "How many assets to download at once.")
-    var jobs = 4
+    @Option(
+        name: [.short, .long],
+        help: ArgumentHelp(
+            "How many assets to download at once.",
+            discussion: "Default: a config file's \"jobs\", else 4.", valueName: "jobs"))
+    var jobs: Int?
 
     @Flag(name: .long, help: "Keep archives in the issue folder after unpacking them.")
     var keepArchive = false
@@ -136,8 +158,10 @@ struct DownloadRunOptions: ParsableArguments {
     var noFsync = false
 
     func validate() throws {
-        guard jobs >= 1 else { throw ValidationError("--jobs must be at least 1 (got \(jobs))") }
-        guard jobs <= 256 else { throw ValidationError("--jobs must be at most 256 (got \(jobs))") }
+        if let jobs {
+            guard jobs >= 1 else { throw ValidationError("--jobs must be at least 1 (got \(jobs))") }
+            guard jobs <= 256 else { throw ValidationError("--jobs must be at most 256 (got \(jobs))") }
+        }
         guard maxUnpackedBytes.bytes > 0 else { throw ValidationError("--max-unpacked-bytes must be positive") }
         guard maxEntries > 0 else { throw ValidationError("--max-entries must be positive") }
         guard maxUnpackRatio > 0 else { throw ValidationError("--max-unpack-ratio must be positive") }
@@ -164,9 +188,6 @@ struct DownloadRunOptions: ParsableArguments {
         return configuration
     }
 
-    var downloadOptions: DownloadOptions {
-        DownloadOptions(jobs: jobs, keepArchives: keepArchive, rateLimit: limitRate?.bytes, segments: segments)
-    }
 }
 
 extension IssueDate: ExpressibleByArgument {

@@ -8,11 +8,21 @@ import Logging
 
 /// The process's two streams: results on stdout, progress and errors on stderr.
 enum Terminal {
-    static let logger: Logger = {
-        var logger = Logger(label: "issues") { StreamLogHandler.standardError(label: $0) }
-        logger.logLevel = ProcessInfo.processInfo.environment["ISSUES_DEBUG"] == nil ? .warning : .debug
+    /// The library's logger: warnings only, `-v` (or `ISSUES_LOG_LEVEL=info`) each request and its
+    /// answer, `-vv` (`debug`) ranges and retries too, `trace` AsyncHTTPClient's own log. The flag and the
+    /// variable each raise the level; the more verbose wins. `ISSUES_DEBUG` still means debug.
+    static func logger(
+        verbosity: Int, environment: [String: String] = ProcessInfo.processInfo.environment
+    ) -> Logger {
+        var level: Logger.Level = environment["ISSUES_DEBUG"] == nil ? .warning : .debug
+        if let name = environment["ISSUES_LOG_LEVEL"]?.lowercased(), let asked = Logger.Level(rawValue: name) {
+            level = min(level, asked)
+        }
+        if verbosity >= 2 { level = min(level, .debug) } else if verbosity == 1 { level = min(level, .info) }
+        var logger = Logger(label: "issues") { _ in TerminalLogHandler() }
+        logger.logLevel = level
         return logger
-    }()
+    }
 
     static var stderrIsTerminal: Bool { isatty(STDERR_FILENO) == 1 }
 
@@ -57,7 +67,8 @@ enum Terminal {
     }
 
     static func write(_ text: String, to fd: Int32) {
-        var text = text
+        // Every line the command writes passes here: a URL's password is hidden whatever printed it.
+        var text = URLCredentials.redact(text)
         // A closed stdout (e.g. `| head`) leaves nothing useful to do: the error is dropped.
         text.withUTF8 { _ = POSIX.writeAllOrErrno(fd, UnsafeRawBufferPointer($0)) }
     }
@@ -103,5 +114,24 @@ enum Format {
     /// Pads `text` with spaces to `width` terminal columns.
     static func pad(_ text: String, _ width: Int) -> String {
         DisplayWidth.pad(text, to: width)
+    }
+}
+
+/// Log lines on stderr through ``Terminal/error(_:)`` (so credentials in them are hidden like any other
+/// output): `issues: info: GET https://…`. No timestamps: a terminal or journald adds its own.
+struct TerminalLogHandler: LogHandler {
+    var metadata: Logger.Metadata = [:]
+    var logLevel: Logger.Level = .warning
+
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    func log(event: LogEvent) {
+        let (level, message) = (event.level, event.message)
+        let all = metadata.merging(event.metadata ?? [:]) { _, new in new }
+        let suffix = all.isEmpty ? "" : " " + all.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
+        Terminal.error("issues: \(level): \(message)\(suffix)")
     }
 }

@@ -1,0 +1,92 @@
+import Foundation
+
+/// A user name and password for HTTP Basic authentication, as a URL's `user:pass@` gives them.
+package struct Credential: Codable, Sendable, Hashable {
+    package var user: String
+    package var password: String
+
+    package init(user: String, password: String) {
+        self.user = user
+        self.password = password
+    }
+
+    /// The `Authorization` value (RFC 7617): `Basic base64(user:password)`.
+    package var basicAuthorization: String {
+        "Basic " + Data("\(user):\(password)".utf8).base64EncodedString()
+    }
+}
+
+/// Credentials in URLs (`https://user:pass@host/feed`): splitting them off before anything is stored, the
+/// origin they belong to, and hiding them in every line shown or logged.
+public enum URLCredentials {
+    /// What replaces a password wherever a URL is shown: `https://user:***@host/…`, as curl's `-v` does.
+    public static let mask = "***"
+
+    /// The origin credentials are keyed by and sent to: `scheme://host:port`, lower-cased, with the
+    /// scheme's default port spelled out, so `https://Host/` and `https://host:443/` are one origin.
+    package static func origin(of url: URL) -> String {
+        let scheme = url.scheme?.lowercased() ?? ""
+        let port = url.port ?? (scheme == "https" ? 443 : 80)
+        return "\(scheme)://\(url.host?.lowercased() ?? ""):\(port)"
+    }
+
+    /// `url` without its password (the user name stays, so a stored URL still says it signs in), and the
+    /// credential it carried; `url` itself and nil when it has no password.
+    package static func split(_ url: URL) -> (url: URL, credential: Credential?) {
+        guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false),
+            let password = components.password
+        else { return (url, nil) }
+        let credential = Credential(user: components.user ?? "", password: password)
+        components.password = nil
+        return (components.url ?? url, credential)
+    }
+
+    /// `url` with no user information at all: what goes on the wire, where the credential travels in
+    /// `Authorization` instead.
+    package static func withoutUserInfo(_ url: URL) -> URL {
+        guard url.user != nil || url.password != nil,
+            var components = URLComponents(url: url, resolvingAgainstBaseURL: false)
+        else { return url }
+        components.user = nil
+        components.password = nil
+        return components.url ?? url
+    }
+
+    /// `url` as it may be shown: its password replaced by ``mask``.
+    public static func redacted(_ url: URL) -> String {
+        redact(url.absoluteString)
+    }
+
+    /// `text` with the password of every URL in it replaced by ``mask`` (`scheme://user:***@host`, also
+    /// for a URL that names only its user, as stored ones do): the
+    /// last line of defence for every output, error and log line. Costs one scan for `://` when there is
+    /// nothing to hide.
+    public static func redact(_ text: String) -> String {
+        guard text.contains("://"), text.contains("@") else { return text }
+        var result = ""
+        result.reserveCapacity(text.utf8.count)
+        var rest = Substring(text)
+        while let schemeEnd = rest.range(of: "://") {
+            result += rest[..<schemeEnd.upperBound]
+            rest = rest[schemeEnd.upperBound...]
+            // The authority ends at the first `/`, `?`, `#` or white space; user information is what comes
+            // before its last `@`.
+            let authorityEnd =
+                rest.firstIndex(where: { $0 == "/" || $0 == "?" || $0 == "#" || $0.isWhitespace || $0 == "\"" })
+                ?? rest.endIndex
+            let authority = rest[..<authorityEnd]
+            // A user with no password is shown masked too: a stored URL keeps only its user, and its
+            // password is in the credentials file, so `user:***@` says the same thing everywhere.
+            if let at = authority.lastIndex(of: "@") {
+                result += authority[..<at].prefix { $0 != ":" }
+                result += ":" + mask
+                result += authority[at...]
+            } else {
+                result += authority
+            }
+            rest = rest[authorityEnd...]
+        }
+        result += rest
+        return result
+    }
+}
