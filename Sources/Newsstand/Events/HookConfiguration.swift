@@ -51,12 +51,11 @@ enum HookConfiguration {
         func bad(_ reason: String) -> NewsstandError {
             NewsstandError(.invalidHooks, "\(path): \(reason)")
         }
-        let root: Any
-        do {
-            root = try JSONSerialization.jsonObject(with: data)
-        } catch {
-            throw bad("not valid JSON (\(error.localizedDescription))")
-        }
+        // A file that is not JSON at all is the settings reader's to report, with its line, for the commands
+        // that read settings (`issues config`, `download`, `sync`…); opening the library does not fail for it,
+        // so `show` and `list` still answer. No event is lost meanwhile: hooks start from their acknowledged
+        // position once the file reads again.
+        guard let root = try? JSONSerialization.jsonObject(with: data) else { return [] }
         guard let object = root as? [String: Any] else { throw bad("the file is not a JSON object") }
         guard let section = object["hooks"] else { return [] }
         guard let entries = section as? [Any] else { throw bad("\"hooks\" is not an array") }
