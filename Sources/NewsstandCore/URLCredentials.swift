@@ -18,7 +18,7 @@ package struct Credential: Codable, Sendable, Hashable {
 
 /// Credentials in URLs (`https://user:pass@host/feed`): splitting them off before anything is stored, the
 /// origin they belong to, and hiding them in every line shown or logged.
-public enum URLCredentials {
+public enum URLCredentials: Sendable {
     /// What replaces a password wherever a URL is shown: `https://user:***@host/…`, as curl's `-v` does.
     public static let mask = "***"
 
