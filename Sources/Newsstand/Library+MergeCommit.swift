@@ -42,10 +42,12 @@ extension Library {
                         notes.append("item \(item.id.debugDescription) was not added: \(error.message)")
                     }
                 }
+                let layout = changes.catalog.layout
                 for update in updates {
                     let changed = try changes.update(named: update.issueName) { issue in
                         if let origin = update.origin { issue.origin = origin }
                         if let assets = update.assets { Library.follow(assets, in: &issue) }
+                        try Library.attach(update.newExtras, to: &issue, layout: layout)
                     }
                     if changed, update.assets != nil { updated.append(update.issueName) }
                 }
@@ -73,7 +75,7 @@ extension Library {
         let origin = Issue.Origin(
             subscriptionID: subscription.id, itemID: FeedIdentity.feedID(item.id), matchedBy: item.matchedBy)
         var requests: [AssetRequest] = []
-        for asset in feedItem.assets {
+        for asset in feedItem.assets + feedItem.extras {
             let request = AssetRequest(url: asset.url, sha256: asset.sha256, unpack: asset.unpack ?? true)
             try request.validate()
             requests.append(request)
@@ -106,6 +108,22 @@ extension Library {
         var names = [base, "\(base) (\(date))", "\(base) (\(date), \(short))"]
         names += (2...20).map { "\(base) (\(date), \(short)) \($0)" }
         return names
+    }
+
+    /// Adds the extra files a feed gave an item after its issue was made (a late transcript), each as an asset
+    /// never unpacked; one the issue already holds (same URL without query) is not added again.
+    static func attach(_ extras: [FeedAsset], to issue: inout Issue, layout: LibraryLayout) throws {
+        guard !issue.isBeingRemoved else { return }
+        var held = Set(issue.assets.compactMap { FeedIdentity.enclosureKey($0.url) })
+        for extra in extras {
+            guard let key = FeedIdentity.enclosureKey(extra.url), !held.contains(key) else { continue }
+            let request = AssetRequest(url: extra.url, sha256: extra.sha256, unpack: false)
+            // A URL the catalog would refuse is left out rather than failing the whole sync.
+            guard (try? request.validate()) != nil else { continue }
+            let separated = try CredentialStore(layout: layout).separating([request])
+            issue.assets += separated.map { $0.makeAsset(id: Library.newAssetID()) }
+            held.insert(key)
+        }
     }
 
     /// Points an issue's unfinished assets at the feed's current URLs (matched by URL without query, then

@@ -137,6 +137,9 @@ package struct FeedMerge {
         package var assets: [FeedAsset]?
         /// The issue's new origin when the item was recognised under a changed id.
         package var origin: Issue.Origin?
+        /// Extra files (``FeedItem/extras``) the feed gives now and the item did not have before (a transcript
+        /// published after the episode): added to the issue unless it already holds the same file.
+        package var newExtras: [FeedAsset] = []
     }
 
     package var subscription: Subscription
@@ -186,7 +189,9 @@ package struct FeedMerge {
             }
             let enclosure = item.assets.first.flatMap { FeedIdentity.enclosureKey($0.url) }
             let titleDate = FeedIdentity.titleDate(title: item.title, date: item.date)
-            let urls = item.assets.map(\.url.absoluteString)
+            // The extras are stored with the media's URLs, so an unchanged feed compares equal (no write) and a
+            // new or re-signed extra shows as a change.
+            let urls = (item.assets + item.extras).map(\.url.absoluteString)
 
             /// A known item that may take this identity: not claimed yet, and not itself still in the feed.
             func available(_ index: Int?) -> Int? {
@@ -223,8 +228,13 @@ package struct FeedMerge {
                 if let date = item.date { known.date = IssueDate.utc(date) }
                 var update = IssueUpdate(issueName: known.issueName ?? "")
                 if known.assetURLs != urls, !urls.isEmpty {
+                    // Compared without query, as the issue's assets are: a re-signed URL is the same file.
+                    let had = Set(known.assetURLs.compactMap { URL(string: $0).flatMap(FeedIdentity.enclosureKey) })
+                    update.newExtras = item.extras.filter { extra in
+                        FeedIdentity.enclosureKey(extra.url).map { !had.contains($0) } ?? false
+                    }
                     known.assetURLs = urls
-                    update.assets = item.assets
+                    update.assets = item.assets + item.extras
                 }
                 if known.id != before.id {
                     update.origin = Issue.Origin(

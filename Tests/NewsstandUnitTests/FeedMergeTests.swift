@@ -227,4 +227,75 @@ import Testing
         #expect(merge.additions.isEmpty)
         #expect(merge.issueUpdates.isEmpty)
     }
+
+    // MARK: - Podcasting 2.0 transcripts and chapters (issue 25)
+
+    static func episode(_ id: String, transcript: String?, chapters: String?) -> FeedItem {
+        var item = item(id, "Episode \(id)", "2026-11-20", "http://cdn.example/\(id).mp3")
+        item.extras = [transcript, chapters].compactMap { $0.flatMap { URL(string: $0) } }.map {
+            FeedAsset(url: $0, unpack: false)
+        }
+        return item
+    }
+
+    /// Each item's transcript and chapters go with its own issue, never unpacked; a re-sync of the same feed
+    /// (or one that re-signs the transcript's query) adds nothing and attaches nothing again.
+    @Test func transcriptsAndChaptersAttachToTheirItemAndStayStable() throws {
+        let feed = Self.document([
+            Self.episode("a", transcript: "http://cdn.example/a.json", chapters: "http://cdn.example/a.chapters.json"),
+            Self.episode("b", transcript: "http://cdn.example/b.srt?sig=1", chapters: nil),
+            Self.episode("c", transcript: nil, chapters: nil),
+        ])
+        let first = Self.refresh(Self.emptySubscription(), feed)
+        let files = first.additions.map { ($0.item.assets + $0.item.extras).map(\.url.absoluteString) }
+        #expect(
+            files == [
+                ["http://cdn.example/a.mp3", "http://cdn.example/a.json", "http://cdn.example/a.chapters.json"],
+                ["http://cdn.example/b.mp3", "http://cdn.example/b.srt?sig=1"], ["http://cdn.example/c.mp3"],
+            ])
+        #expect(first.additions.allSatisfy { $0.item.extras.allSatisfy { $0.unpack == false } })
+        #expect(first.subscription.items.map(\.assetURLs) == files)
+
+        let again = Self.refresh(first.subscription, feed)
+        #expect(again.additions.isEmpty)
+        #expect(again.issueUpdates.isEmpty)
+        #expect(!again.changed)
+
+        var resigned = feed
+        resigned.items[1].extras[0].url = try #require(URL(string: "http://cdn.example/b.srt?sig=2"))
+        let followed = Self.refresh(first.subscription, resigned)
+        #expect(followed.additions.isEmpty)
+        #expect(followed.issueUpdates.map(\.issueName) == ["Episode b"])
+        #expect(followed.issueUpdates.allSatisfy { $0.newExtras.isEmpty })
+    }
+
+    /// A transcript published after the episode is attached to that episode's issue once, and only to it.
+    @Test func aLateTranscriptIsAttachedOnceToItsIssue() throws {
+        let before = Self.document([
+            Self.episode("a", transcript: nil, chapters: nil), Self.episode("b", transcript: nil, chapters: nil),
+        ])
+        let first = Self.refresh(Self.emptySubscription(), before)
+        var after = before
+        after.items[1] = Self.episode("b", transcript: "http://cdn.example/b.vtt", chapters: nil)
+        let late = Self.refresh(first.subscription, after)
+        #expect(late.additions.isEmpty)
+        #expect(late.issueUpdates.map(\.issueName) == ["Episode b"])
+        #expect(late.issueUpdates.first?.newExtras.map(\.url.absoluteString) == ["http://cdn.example/b.vtt"])
+
+        // The commit's half: attached once, unpack off, and not again when the same update comes twice.
+        var issue = Issue(name: "Episode b", date: Self.today, folderName: "Episode b")
+        issue.assets = [AssetRequest(url: try #require(URL(string: "http://cdn.example/b.mp3"))).makeAsset(id: "m")]
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("feedmerge-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let layout = LibraryLayout(root: root.path)
+        let extras = late.issueUpdates.first?.newExtras ?? []
+        try Library.attach(extras, to: &issue, layout: layout)
+        try Library.attach(extras, to: &issue, layout: layout)
+        #expect(issue.assets.map(\.url.absoluteString) == ["http://cdn.example/b.mp3", "http://cdn.example/b.vtt"])
+        #expect(issue.assets.last?.unpack == false)
+
+        let settled = Self.refresh(late.subscription, after)
+        #expect(settled.issueUpdates.isEmpty)
+        #expect(!settled.changed)
+    }
 }

@@ -1,0 +1,79 @@
+import Foundation
+import NewsstandTestSupport
+import Testing
+
+@testable import Newsstand
+@testable import NewsstandCore
+@testable import NewsstandArchive
+@testable import NewsstandCatalog
+@testable import NewsstandDownload
+@testable import NewsstandFeeds
+@testable import NewsstandSubscriptions
+
+/// Issue 25's Podcasting 2.0 part through the `Library` API against a real loopback server.
+@Suite(.timeLimit(.minutes(5))) struct PodcastNamespaceTests {
+    static func feed(_ server: TestHTTPServer) -> [UInt8] {
+        Array(
+            """
+            <?xml version="1.0" encoding="utf-8"?>
+            <rss version="2.0" xmlns:podcast="https://podcastindex.org/namespace/1.0"><channel><title>Talk</title>
+            <item><title>Talk 1</title><guid>talk-1</guid><pubDate>Mon, 23 Nov 2026 10:00:00 GMT</pubDate>
+            <enclosure url="\(server.url("/talk/1.mp3"))" length="4000" type="audio/mpeg"/>
+            <podcast:transcript url="\(server.url("/talk/1.vtt"))" type="text/vtt"/>
+            <podcast:transcript url="\(server.url("/talk/1.json"))" type="application/json"/>
+            <podcast:chapters url="\(server.url("/talk/1.chapters.json"))" type="application/json+chapters"/>
+            </item></channel></rss>
+            """.utf8)
+    }
+
+    /// The episode, its preferred transcript (JSON over VTT) and its chapters are three assets of one issue,
+    /// the text files never unpacked; all three are downloaded, the VTT never; a second sync changes nothing.
+    @Test func transcriptAndChaptersAreDownloadedWithTheEpisodeAndASecondSyncChangesNothing() async throws {
+        try await withTestServer { server in
+            let media = Array(repeating: UInt8(7), count: 4000)
+            let transcript = Array(#"{"version":"1.0.0","segments":[]}"#.utf8)
+            let chapters = Array(#"{"version":"1.2.0","chapters":[]}"#.utf8)
+            server.serve("/feed.xml", bytes: Self.feed(server))
+            server.serve("/talk/1.mp3", bytes: media)
+            server.serve("/talk/1.json", bytes: transcript)
+            server.serve("/talk/1.vtt", bytes: Array("WEBVTT\n".utf8))
+            server.serve("/talk/1.chapters.json", bytes: chapters)
+            try await withTemporaryDirectory { root in
+                let library = try await Library.open(at: root)
+                let url = try #require(URL(string: server.url("/feed.xml")))
+                let report = try await library.subscribe(
+                    to: url, options: SubscribeOptions(initial: .all, downloadsAutomatically: false))
+                #expect(report.addedIssues == ["Talk 1"])
+                let summary = try await library.download(issues: ["Talk 1"])
+                #expect(summary.finished.count == 3)
+
+                let issue = try #require(try await library.issue(named: "Talk 1"))
+                #expect(
+                    issue.assets.map(\.url.absoluteString) == [
+                        server.url("/talk/1.mp3"), server.url("/talk/1.json"), server.url("/talk/1.chapters.json"),
+                    ])
+                #expect(issue.assets.map(\.unpack) == [true, false, false])
+                #expect(issue.status == .available)
+                let folder = library.contentURL(for: issue)
+                #expect(Array(try Data(contentsOf: folder.appendingPathComponent("1.mp3"))) == media)
+                #expect(Array(try Data(contentsOf: folder.appendingPathComponent("1.json"))) == transcript)
+                #expect(Array(try Data(contentsOf: folder.appendingPathComponent("1.chapters.json"))) == chapters)
+                #expect(server.requestCount("/talk/1.vtt") == 0)
+
+                // The feed's bytes change (so the body is read and merged again), its items do not.
+                server.serve("/feed.xml", bytes: Self.feed(server) + Array("<!-- again -->".utf8))
+                let synced = try #require(try await library.sync().first)
+                #expect(!synced.failed)
+                #expect(synced.addedIssues.isEmpty)
+                #expect(synced.updatedIssues.isEmpty)
+                let again = try #require(try await library.issue(named: "Talk 1"))
+                #expect(again == issue)
+                #expect(try await library.issues().count == 1)
+                let before = ["/talk/1.mp3", "/talk/1.json", "/talk/1.chapters.json"].map(server.requestCount)
+                _ = try await library.download(issues: ["Talk 1"])
+                #expect(["/talk/1.mp3", "/talk/1.json", "/talk/1.chapters.json"].map(server.requestCount) == before)
+                try await library.shutdown()
+            }
+        }
+    }
+}
