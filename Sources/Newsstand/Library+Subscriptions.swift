@@ -90,8 +90,26 @@ extension Library {
         let document = read.document
         let initial = options.initial
         let credentials = self.credentials
-        var report = try await runBlocking {
-            try catalog.withLock {
+        let (subscribed, id) = try await runBlocking {
+            try catalog.withLock { () -> (SyncReport, String) in
+                // The same show moved to another URL (same podcast:guid): that subscription follows the move and
+                // reads this body as a refresh, so no item becomes a second issue.
+                if var moved = try store.find(podcastGUID: document.podcastGUID), moved.url != feedURL {
+                    moved.previousURLs.removeAll { $0 == feedURL }
+                    moved.previousURLs.append(moved.url)
+                    moved.url = feedURL
+                    moved.etag = read.validators.etag
+                    moved.lastModified = read.validators.lastModified
+                    moved.bodyDigest = digest
+                    let merge = FeedMerge(
+                        subscription: moved, document: document, selection: .refresh(backfill: false),
+                        today: IssueDate.utc(Date()))
+                    var report = try Library.commit(merge, catalog: catalog, store: store, alwaysWrite: true)
+                    report.movedTo = feedURL
+                    report.notes.append(
+                        "the same show (podcast:guid) as the subscription \(moved.name.debugDescription), which now reads this URL")
+                    return (report, moved.id)
+                }
                 try store.checkUnique(name: name, url: feedURL, except: nil)
                 if credential != nil || !feedHeaders.isEmpty {
                     try credentials.update { contents in
@@ -102,13 +120,14 @@ extension Library {
                 let merge = FeedMerge(
                     subscription: subscription, document: document, selection: .initial(initial),
                     today: IssueDate.utc(Date()))
-                return try Library.commit(
+                let report = try Library.commit(
                     merge, catalog: catalog, store: store, alwaysWrite: true,
                     announcing: [CatalogEvent(kind: .subscriptionAdded, subscription: subscription.eventIdentity)])
+                return (report, subscription.id)
             }
         }
+        var report = subscribed
         report.notes += notes
-        let id = subscription.id
         if !report.addedIssues.isEmpty { report.prunedIssues = try await applyKeep(of: id) }
         try? await runBlocking { try store.writeStatus(id, checked: Date(), outcome: "subscribed") }
         return report

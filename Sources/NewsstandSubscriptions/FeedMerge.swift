@@ -163,6 +163,10 @@ package struct FeedMerge {
 
     package init(subscription: Subscription, document: FeedDocument, selection: Selection, today: IssueDate) {
         self.subscription = subscription
+        if let guid = document.podcastGUID, subscription.podcastGUID != guid {
+            self.subscription.podcastGUID = guid
+            changed = true
+        }
         var byIdentity: [String: Int] = [:]
         var byEnclosure: [String: Int] = [:]
         var byTitleDate: [String: Int] = [:]

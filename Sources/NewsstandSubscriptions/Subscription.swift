@@ -25,6 +25,9 @@ public struct Subscription: Sendable, Hashable, Identifiable {
     public package(set) var created: Date
     /// Earlier URLs of the feed, oldest first.
     public package(set) var previousURLs: [URL]
+    /// The show's Podcasting 2.0 `podcast:guid`, from the last body merged: a feed at another URL with the
+    /// same value is this subscription moved, not a new one.
+    public package(set) var podcastGUID: String? = nil
     /// When `sync` last checked the feed, and what came of it (kept beside the catalog, not in it, so
     /// that an unchanged feed writes nothing to the catalog).
     public package(set) var lastChecked: Date?

@@ -57,7 +57,7 @@ enum SubscriptionRecord {
         for (index, value) in try object.array("items", at: "", optional: true).enumerated() {
             items.append(try item(value, at: "items[\(index)]"))
         }
-        return Subscription(
+        var subscription = Subscription(
             id: id, name: try object.string("name", at: ""), url: url, format: formatText.flatMap(FeedFormat.init),
             keep: keep, downloadsAutomatically: try object.optionalBool("download", at: "") ?? true,
             isPaused: try object.optionalBool("paused", at: "") ?? false,
@@ -66,6 +66,8 @@ enum SubscriptionRecord {
             etag: try object.optionalString("etag", at: ""), lastModified: try object.optionalString("lastModified", at: ""),
             bodyDigest: try object.optionalString("bodyDigest", at: ""),
             mappingJSON: try object.optionalString("mapping", at: ""), items: items)
+        subscription.podcastGUID = try object.optionalString("podcastGUID", at: "")
+        return subscription
     }
 
     private static func item(_ value: JSONValue, at path: String) throws -> SubscriptionItem {
@@ -189,6 +191,11 @@ extension JSONWriter {
         string(subscription.name)
         key("paused")
         bool(subscription.isPaused)
+        // Written only when the feed gives one, so the records of other feeds stay as they were.
+        if let guid = subscription.podcastGUID {
+            key("podcastGUID")
+            string(guid)
+        }
         key("previousURLs")
         array(subscription.previousURLs) { $0.string($1.absoluteString) }
         key("url")

@@ -76,4 +76,62 @@ import Testing
             }
         }
     }
+
+    static func show(
+        _ server: TestHTTPServer, guid: String, episodes: ClosedRange<Int>, title: String = "Show"
+    ) -> [UInt8] {
+        let items = episodes.reversed().map { n in
+            """
+            <item><title>Show \(n)</title><guid>show-\(n)</guid><pubDate>Mon, \(10 + n) Nov 2026 10:00:00 GMT</pubDate>\
+            <enclosure url="\(server.url("/show/\(n).mp3"))" length="10" type="audio/mpeg"/></item>
+            """
+        }
+        return Array(
+            """
+            <?xml version="1.0" encoding="utf-8"?>
+            <rss version="2.0" xmlns:podcast="https://podcastindex.org/namespace/1.0"><channel><title>\(title)</title>
+            <podcast:guid>\(guid)</podcast:guid>
+            \(items.joined(separator: "\n"))
+            </channel></rss>
+            """.utf8)
+    }
+
+    /// A show whose feed moved to another URL without a redirect or itunes:new-feed-url: subscribing to the new
+    /// URL finds the subscription by its podcast:guid, which follows the move and adds only the new episode.
+    /// Another show (another guid) at another URL stays a subscription of its own.
+    @Test func theSamePodcastGUIDAtAnotherURLIsTheSameSubscription() async throws {
+        try await withTestServer { server in
+            server.serve("/old/feed.xml", bytes: Self.show(server, guid: "guid-a", episodes: 1...2))
+            server.serve("/new/feed.xml", bytes: Self.show(server, guid: "guid-a", episodes: 1...3))
+            server.serve("/other/feed.xml", bytes: Self.show(server, guid: "guid-b", episodes: 7...7, title: "Other"))
+            try await withTemporaryDirectory { root in
+                try await Library.withLibrary(at: root) { library in
+                    let old = try #require(URL(string: server.url("/old/feed.xml")))
+                    let new = try #require(URL(string: server.url("/new/feed.xml")))
+                    let options = SubscribeOptions(initial: .all, downloadsAutomatically: false)
+                    let first = try await library.subscribe(to: old, options: options)
+                    #expect(Set(first.addedIssues) == ["Show 1", "Show 2"])
+                    #expect(try await library.subscriptions().first?.podcastGUID == "guid-a")
+
+                    let moved = try await library.subscribe(to: new, options: options)
+                    #expect(moved.addedIssues == ["Show 3"])
+                    #expect(moved.movedTo == new)
+                    let subscriptions = try await library.subscriptions()
+                    #expect(subscriptions.count == 1)
+                    #expect(subscriptions.first?.url == new)
+                    #expect(subscriptions.first?.previousURLs == [old])
+                    #expect(subscriptions.first?.name == first.subscription)
+                    #expect(try await library.issues().count == 3)
+
+                    let synced = try #require(try await library.sync().first)
+                    #expect(synced.addedIssues.isEmpty && synced.updatedIssues.isEmpty)
+
+                    let other = try await library.subscribe(
+                        to: try #require(URL(string: server.url("/other/feed.xml"))), options: options)
+                    #expect(other.addedIssues == ["Show 7"])
+                    #expect(try await library.subscriptions().count == 2)
+                }
+            }
+        }
+    }
 }

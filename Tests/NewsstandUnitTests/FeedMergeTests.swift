@@ -189,6 +189,26 @@ import Testing
         let data = SubscriptionRecord.encode(subscription)
         let decoded = try SubscriptionRecord.decode(data, path: "test")
         #expect(decoded == subscription)
+        // Written only when the feed gives one: the records of other feeds keep their bytes.
+        #expect(!String(decoding: data, as: UTF8.self).contains("podcastGUID"))
+        subscription.podcastGUID = "917393e3-1b1e-5cef-ace4-edaa54e1f810"
+        let withGUID = try SubscriptionRecord.decode(SubscriptionRecord.encode(subscription), path: "test")
+        #expect(withGUID == subscription)
+        #expect(withGUID.podcastGUID == "917393e3-1b1e-5cef-ace4-edaa54e1f810")
+    }
+
+    /// The channel's podcast:guid is stored with the subscription, once: the same value again writes nothing.
+    @Test func podcastGUIDIsStoredWithTheSubscription() {
+        var feed = Self.three
+        feed.podcastGUID = "show-guid"
+        let first = Self.refresh(Self.emptySubscription(), feed)
+        #expect(first.subscription.podcastGUID == "show-guid")
+        let again = Self.refresh(first.subscription, feed)
+        #expect(!again.changed)
+        // A feed that stops giving it does not erase what identifies the show.
+        let without = Self.refresh(first.subscription, Self.three)
+        #expect(!without.changed)
+        #expect(without.subscription.podcastGUID == "show-guid")
     }
 
     // MARK: - A repeated id in one feed (issue 25)
