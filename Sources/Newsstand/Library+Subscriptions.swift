@@ -80,12 +80,14 @@ extension Library {
         let name = options.name ?? Library.subscriptionName(from: read.document.title, url: feedURL)
         try IssueName.validate(name)
 
-        let subscription = Subscription(
+        var draft = Subscription(
             id: Library.newAssetID(), name: name, url: feedURL, format: read.document.format, keep: options.keep,
             downloadsAutomatically: options.downloadsAutomatically, isPaused: false, isGone: false, created: Date(),
             previousURLs: feedURL == url ? [] : [url], lastChecked: nil, lastOutcome: nil,
             etag: read.validators.etag, lastModified: read.validators.lastModified, bodyDigest: digest,
             mappingJSON: options.mapping.map { String(decoding: $0, as: UTF8.self) }, items: [])
+        draft.mediaPolicy = options.mediaPolicy
+        let subscription = draft
         let catalog = self.catalog
         let document = read.document
         let initial = options.initial
@@ -155,6 +157,11 @@ extension Library {
                 if let paused = change.isPaused {
                     subscription.isPaused = paused
                     if !paused { subscription.isGone = false }
+                }
+                if change.preferredType != nil || change.maxBytes != nil {
+                    subscription.mediaPolicy = MediaPolicy(
+                        preferredType: change.preferredType ?? subscription.mediaPolicy.preferredType,
+                        maxBytes: change.maxBytes ?? subscription.mediaPolicy.maxBytes)
                 }
                 if let mapping = change.mapping {
                     subscription.mappingJSON = mapping.map { String(decoding: $0, as: UTF8.self) }

@@ -46,6 +46,10 @@ package struct FeedItem: Sendable, Equatable {
     /// `podcast:chapters`): extra assets of its issue, never unpacked, and never part of the item's identity
     /// (which ``assets`` gives), so a feed that adds a transcript later does not make a new item.
     package var extras: [FeedAsset] = []
+    /// The renditions of the item's media a subscription's policy chooses among (``assets`` is what the
+    /// default takes): each `enclosure`, then each `podcast:alternateEnclosure` (its first usable
+    /// `podcast:source`), in document order, one URL once; empty when there are fewer than two.
+    package var variants: [FeedAsset] = []
 }
 
 /// One file of a feed item.

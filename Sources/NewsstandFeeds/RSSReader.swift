@@ -32,7 +32,7 @@ enum RSSReader {
     }
 
     private enum Node {
-        case channel, item, mediaGroup, other
+        case channel, item, mediaGroup, alternateEnclosure, other
     }
 
     private static let termsDates = ["issued": 0, "created": 1, "modified": 2]
@@ -85,6 +85,10 @@ enum RSSReader {
                         continue
                     } else if case .mediaGroup = parent {
                         break
+                    } else if podcast && tag.localName == "alternateEnclosure" {
+                        item.alternates.append((tag.attribute("length"), tag.attribute("type"), []))
+                        stack.append(.alternateEnclosure)
+                        continue
                     } else if podcast && tag.localName == "transcript" {
                         item.transcripts.append((tag.attribute("url"), tag.attribute("type")))
                     } else if podcast && tag.localName == "chapters" {
@@ -100,6 +104,12 @@ enum RSSReader {
                         capture = (.dcDate, xml.depth)
                     } else if tag.namespace == dublinCoreTerms, let rank = termsDates[tag.localName] {
                         capture = (.termsDate(rank), xml.depth)
+                    }
+                case .alternateEnclosure:
+                    if isPodcast(tag) && tag.localName == "source", !item.alternates.isEmpty,
+                        item.alternates[item.alternates.count - 1].sources.count < context.limits.maxAssetsPerItem
+                    {
+                        item.alternates[item.alternates.count - 1].sources.append(tag.attribute("uri"))
                     }
                 case .other:
                     break
@@ -186,6 +196,8 @@ enum RSSReader {
         var mediaContents: [(url: String?, length: String?, type: String?)] = []
         var transcripts: [(url: String?, type: String?)] = []
         var chapters: [(url: String?, type: String?)] = []
+        /// `podcast:alternateEnclosure`s: length and type, and the URIs of its sources (mirrors of one file).
+        var alternates: [(length: String?, type: String?, sources: [String?])] = []
 
         func make(_ context: FeedContext) -> FeedItem {
             var assets: [FeedAsset] = []
@@ -202,7 +214,29 @@ enum RSSReader {
             let date = pubDate ?? dcDate ?? termsDates.lazy.compactMap { $0 }.first
             var item = FeedItem(id: guid ?? context.text(about), title: title ?? itunesTitle, date: date, assets: assets)
             item.extras = extras(context, besides: assets)
+            item.variants = variants(context)
             return item
+        }
+
+        /// Every enclosure, then each alternate enclosure's first source that is a usable URL (the others are
+        /// mirrors of the same file): a URL listed twice (an alternate repeating the enclosure) is one variant,
+        /// so the same media is never fetched twice.
+        func variants(_ context: FeedContext) -> [FeedAsset] {
+            var variants: [FeedAsset] = []
+            func add(_ asset: FeedAsset?) {
+                guard let asset, variants.count < context.limits.maxAssetsPerItem,
+                    !variants.contains(where: { $0.url == asset.url })
+                else { return }
+                variants.append(asset)
+            }
+            for file in enclosures { add(context.enclosure(url: file.url, length: file.length, type: file.type)) }
+            for alternate in alternates {
+                add(
+                    alternate.sources.lazy.compactMap {
+                        context.enclosure(url: $0, length: alternate.length, type: alternate.type)
+                    }.first)
+            }
+            return variants.count > 1 ? variants : []
         }
 
         /// The one transcript to keep (the best-ranked type, the first of equals) and the chapters, as assets

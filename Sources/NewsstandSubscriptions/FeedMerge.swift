@@ -193,9 +193,16 @@ package struct FeedMerge {
             }
             let enclosure = item.assets.first.flatMap { FeedIdentity.enclosureKey($0.url) }
             let titleDate = FeedIdentity.titleDate(title: item.title, date: item.date)
-            // The extras are stored with the media's URLs, so an unchanged feed compares equal (no write) and a
-            // new or re-signed extra shows as a change.
-            let urls = (item.assets + item.extras).map(\.url.absoluteString)
+            let policy = self.subscription.mediaPolicy
+            /// The item as its issue takes it: the media the policy chooses (for a known item, the rendition
+            /// it already holds), then the extras.
+            func chosen(held: [String]) -> (item: FeedItem, urls: [String]) {
+                var chosen = item
+                chosen.assets = policy.assets(for: item, held: held)
+                // The extras are stored with the media's URLs, so an unchanged feed compares equal (no write) and a
+                // new or re-signed extra shows as a change.
+                return (chosen, (chosen.assets + chosen.extras).map(\.url.absoluteString))
+            }
 
             /// A known item that may take this identity: not claimed yet, and not itself still in the feed.
             func available(_ index: Int?) -> Int? {
@@ -218,6 +225,7 @@ package struct FeedMerge {
                 claimed.insert(index)
                 var known = self.subscription.items[index]
                 let before = known
+                let (item, urls) = chosen(held: known.assetURLs)
                 if known.id != identity {
                     // The feed renamed the item: the new id leads, the old one stays an alias.
                     if !known.aliases.contains(known.id) { known.aliases.append(known.id) }
@@ -258,6 +266,7 @@ package struct FeedMerge {
                 continue
             }
 
+            let (item, urls) = chosen(held: [])
             let stored = SubscriptionItem(
                 id: identity, enclosure: enclosure, titleDate: titleDate, assetURLs: urls,
                 date: item.date.map(IssueDate.utc), firstSeen: today)

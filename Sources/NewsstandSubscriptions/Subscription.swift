@@ -28,6 +28,8 @@ public struct Subscription: Sendable, Hashable, Identifiable {
     /// The show's Podcasting 2.0 `podcast:guid`, from the last body merged: a feed at another URL with the
     /// same value is this subscription moved, not a new one.
     public package(set) var podcastGUID: String? = nil
+    /// Which rendition of each item's media becomes an asset when the feed offers several.
+    public package(set) var mediaPolicy = MediaPolicy()
     /// When `sync` last checked the feed, and what came of it (kept beside the catalog, not in it, so
     /// that an unchanged feed writes nothing to the catalog).
     public package(set) var lastChecked: Date?
@@ -121,6 +123,8 @@ public struct SubscribeOptions: Sendable {
     /// credentials file, never shown in full, and (`Authorization`, `Cookie`) sent to the feed's own origin
     /// only, as an asset's headers are.
     public var headers: [String: String]
+    /// Which rendition of each item's media to take when the feed offers several.
+    public var mediaPolicy = MediaPolicy()
 
     public init(
         name: String? = nil, mapping: Data? = nil, initial: InitialItems = .newest(1), keep: Int? = nil,
@@ -144,6 +148,10 @@ public struct SubscriptionChange: Sendable {
     public var isPaused: Bool?
     /// `.some(nil)` drops the mapping.
     public var mapping: Data??
+    /// The preferred media type; `.some(nil)` drops it. Applies to items that become issues from now on.
+    public var preferredType: String?? = nil
+    /// The largest rendition taken; `.some(nil)` drops the limit.
+    public var maxBytes: Int64?? = nil
 
     public init(
         name: String? = nil, keep: Int?? = nil, downloadsAutomatically: Bool? = nil, isPaused: Bool? = nil,

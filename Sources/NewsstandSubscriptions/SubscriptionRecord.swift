@@ -67,6 +67,14 @@ enum SubscriptionRecord {
             bodyDigest: try object.optionalString("bodyDigest", at: ""),
             mappingJSON: try object.optionalString("mapping", at: ""), items: items)
         subscription.podcastGUID = try object.optionalString("podcastGUID", at: "")
+        let maxBytes: Int64?
+        switch object["maxBytes"] {
+        case nil, .null?: maxBytes = nil
+        case .integer(let value)? where value >= 0: maxBytes = value
+        default: throw CatalogShapeError("maxBytes is not a size in bytes")
+        }
+        subscription.mediaPolicy = MediaPolicy(
+            preferredType: try object.optionalString("prefer", at: ""), maxBytes: maxBytes)
         return subscription
     }
 
@@ -117,6 +125,11 @@ enum SubscriptionRecord {
         writer.optionalString(subscription.lastModified)
         writer.key("mapping")
         writer.optionalString(subscription.mappingJSON)
+        // The policy's keys are written only when set, so the records of other subscriptions keep their bytes.
+        if let maxBytes = subscription.mediaPolicy.maxBytes {
+            writer.key("maxBytes")
+            writer.optionalInteger(maxBytes)
+        }
         writer.subscriptionNameAndPlace(subscription)
         writer.key("version")
         writer.integer(version)
@@ -195,6 +208,10 @@ extension JSONWriter {
         if let guid = subscription.podcastGUID {
             key("podcastGUID")
             string(guid)
+        }
+        if let prefer = subscription.mediaPolicy.preferredType {
+            key("prefer")
+            string(prefer)
         }
         key("previousURLs")
         array(subscription.previousURLs) { $0.string($1.absoluteString) }

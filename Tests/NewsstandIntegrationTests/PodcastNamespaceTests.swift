@@ -134,4 +134,52 @@ import Testing
             }
         }
     }
+
+    /// `--prefer audio/opus`: of an enclosure and its alternate enclosures only the Opus file is fetched, once;
+    /// a second sync changes nothing. Without a policy the same feed keeps taking the enclosure.
+    @Test func thePreferredRenditionIsTheOnlyOneFetched() async throws {
+        try await withTestServer { server in
+            let opus = Array(repeating: UInt8(1), count: 300)
+            let body = Array(
+                """
+                <rss version="2.0" xmlns:podcast="https://podcastindex.org/namespace/1.0"><channel><title>Codecs</title>
+                <item><title>Codec 1</title><guid>codec-1</guid>
+                <enclosure url="\(server.url("/codec/1.mp3"))" length="900" type="audio/mpeg"/>
+                <podcast:alternateEnclosure type="audio/mpeg" length="900" default="true">
+                <podcast:source uri="\(server.url("/codec/1.mp3"))"/></podcast:alternateEnclosure>
+                <podcast:alternateEnclosure type="audio/opus" length="300">
+                <podcast:source uri="\(server.url("/codec/1.opus"))"/>
+                <podcast:source uri="\(server.url("/mirror/1.opus"))"/></podcast:alternateEnclosure>
+                </item></channel></rss>
+                """.utf8)
+            server.serve("/feed.xml", bytes: body)
+            server.serve("/codec/1.mp3", bytes: Array(repeating: UInt8(2), count: 900))
+            server.serve("/codec/1.opus", bytes: opus)
+            try await withTemporaryDirectory { root in
+                let library = try await Library.open(at: root)
+                var options = SubscribeOptions(initial: .all, downloadsAutomatically: false)
+                options.mediaPolicy = MediaPolicy(preferredType: "audio/opus", maxBytes: 1000)
+                let report = try await library.subscribe(
+                    to: try #require(URL(string: server.url("/feed.xml"))), options: options)
+                #expect(report.addedIssues == ["Codec 1"])
+                #expect(try await library.subscriptions().first?.mediaPolicy.preferredType == "audio/opus")
+                _ = try await library.download(issues: ["Codec 1"])
+                let issue = try #require(try await library.issue(named: "Codec 1"))
+                #expect(issue.assets.map(\.url.absoluteString) == [server.url("/codec/1.opus")])
+                #expect(issue.status == .available)
+                #expect(Array(try Data(contentsOf: library.contentURL(for: issue).appendingPathComponent("1.opus"))) == opus)
+                #expect(server.requestCount("/codec/1.mp3") == 0)
+                #expect(server.requestCount("/mirror/1.opus") == 0)
+
+                server.serve("/feed.xml", bytes: body + Array("<!-- again -->".utf8))
+                let synced = try #require(try await library.sync().first)
+                #expect(synced.addedIssues.isEmpty && synced.updatedIssues.isEmpty)
+                #expect(try await library.issue(named: "Codec 1") == issue)
+                _ = try await library.download(issues: ["Codec 1"])
+                #expect(server.requestCount("/codec/1.opus") == 1)
+                #expect(server.requestCount("/codec/1.mp3") == 0)
+                try await library.shutdown()
+            }
+        }
+    }
 }

@@ -318,4 +318,69 @@ import Testing
         #expect(settled.issueUpdates.isEmpty)
         #expect(!settled.changed)
     }
+
+    // MARK: - Several renditions and the subscription's media policy (issue 25)
+
+    static func renditions() -> FeedItem {
+        var item = item("r", "Renditions", "2026-11-20", "http://cdn.example/r.mp3?sig=1")
+        func variant(_ url: String, _ type: String, _ length: Int64?) -> FeedAsset? {
+            URL(string: url).map { FeedAsset(url: $0, length: length, mimeType: type) }
+        }
+        item.variants = [
+            variant("http://cdn.example/r.mp3?sig=1", "audio/mpeg", 50_000_000),
+            variant("http://cdn.example/r.opus", "audio/opus", 20_000_000),
+            variant("http://cdn.example/r.mp4", "video/mp4", 900_000_000),
+            variant("http://cdn.example/r.ogg", "audio/ogg", nil),
+        ].compactMap { $0 }
+        return item
+    }
+
+    @Test(arguments: [
+        (nil, nil, ["http://cdn.example/r.mp3?sig=1"]),  // the default: the item's own assets, as before
+        ("audio/opus", nil, ["http://cdn.example/r.opus"]),
+        ("AUDIO/OPUS; codecs=opus", nil, ["http://cdn.example/r.opus"]),
+        ("video/", nil, ["http://cdn.example/r.mp4"]),
+        ("video/*", 100_000_000, ["http://cdn.example/r.mp3?sig=1"]),  // too large: the first that fits
+        (nil, 30_000_000, ["http://cdn.example/r.opus"]),
+        ("audio/ogg", 1, ["http://cdn.example/r.ogg"]),  // an unknown length is not skipped
+        ("audio/flac", nil, ["http://cdn.example/r.mp3?sig=1"]),  // no such type: the first
+    ] as [(String?, Int64?, [String])])
+    func mediaPolicyChoosesOneRendition(prefer: String?, maxBytes: Int64?, expected: [String]) {
+        let policy = MediaPolicy(preferredType: prefer, maxBytes: maxBytes)
+        #expect(policy.assets(for: Self.renditions()).map(\.url.absoluteString) == expected)
+    }
+
+    @Test func mediaPolicyTakesNothingWhenNothingFitsAndRefusesNonTypes() {
+        var item = Self.renditions()
+        item.variants.removeLast()  // the one of unknown length
+        #expect(MediaPolicy(maxBytes: 1000).assets(for: item).isEmpty)
+        for text in ["", "opus", "audio opus/x", "*/*", "/opus"] { #expect(MediaPolicy.normalized(text) == nil, "\(text)") }
+        #expect(MediaPolicy.normalized("Audio/*") == "audio/")
+    }
+
+    /// The chosen rendition becomes the issue's only media; a re-sync (even one that re-signs it) changes no
+    /// choice, and a later change of policy never moves a known item to another copy of the same media.
+    @Test func aSubscriptionsPolicyChoosesAndStaysChosen() throws {
+        var subscription = Self.emptySubscription()
+        subscription.mediaPolicy = MediaPolicy(preferredType: "audio/opus")
+        let feed = Self.document([Self.renditions()])
+        let first = Self.refresh(subscription, feed)
+        #expect(first.additions.map { $0.item.assets.map(\.url.absoluteString) } == [["http://cdn.example/r.opus"]])
+        #expect(first.subscription.items.first?.assetURLs == ["http://cdn.example/r.opus"])
+        // Identity still comes from the feed's first enclosure, whatever the policy.
+        #expect(first.subscription.items.first?.enclosure == "http://cdn.example/r.mp3")
+
+        let again = Self.refresh(first.subscription, feed)
+        #expect(again.additions.isEmpty && again.issueUpdates.isEmpty && !again.changed)
+
+        var changedPolicy = first.subscription
+        changedPolicy.mediaPolicy = MediaPolicy(preferredType: "video/")
+        let after = Self.refresh(changedPolicy, feed)
+        #expect(after.additions.isEmpty && after.issueUpdates.isEmpty && !after.changed)
+
+        var resigned = feed
+        resigned.items[0].variants[1].url = try #require(URL(string: "http://cdn.example/r.opus?sig=2"))
+        let followed = Self.refresh(first.subscription, resigned)
+        #expect(followed.issueUpdates.first?.assets?.map(\.url.absoluteString) == ["http://cdn.example/r.opus?sig=2"])
+    }
 }

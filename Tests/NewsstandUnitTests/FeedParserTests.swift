@@ -379,6 +379,7 @@ import Testing
                 ]
                 // Written only when present, so the fixtures of feeds without them stay as they were.
                 if !item.extras.isEmpty { object["extras"] = .array(item.extras.map(encode)) }
+                if !item.variants.isEmpty { object["variants"] = .array(item.variants.map(encode)) }
                 return .object(object)
             }
             var object: [String: JSONValue] = [
