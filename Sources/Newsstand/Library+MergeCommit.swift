@@ -25,9 +25,11 @@ extension Library {
         let additions = merge.additions
         let updates = merge.issueUpdates
         if !additions.isEmpty || !updates.isEmpty {
-            let names = try catalog.writeHoldingLock { changes -> (added: [(Int, String)], updated: [String], notes: [String]) in
+            let names = try catalog.writeHoldingLock {
+                changes -> (added: [(Int, String)], updated: [String], extended: [String], notes: [String]) in
                 var added: [(Int, String)] = []
                 var updated: [String] = []
+                var extended: [String] = []
                 var notes: [String] = []
                 // Issues some item of this subscription already owns: never adopted by another item.
                 var owned = Set(merged.items.compactMap(\.issueName))
@@ -44,18 +46,25 @@ extension Library {
                 }
                 let layout = changes.catalog.layout
                 for update in updates {
+                    var attached = 0
                     let changed = try changes.update(named: update.issueName) { issue in
                         if let origin = update.origin { issue.origin = origin }
                         if let assets = update.assets { Library.follow(assets, in: &issue) }
-                        try Library.attach(update.newExtras, to: &issue, layout: layout)
+                        attached = try Library.attach(update.newExtras, to: &issue, layout: layout)
                     }
-                    if changed, update.assets != nil { updated.append(update.issueName) }
+                    // A new extra file is what the user needs to hear of; its URL change is part of it.
+                    if changed, attached > 0 {
+                        extended.append(update.issueName)
+                    } else if changed, update.assets != nil {
+                        updated.append(update.issueName)
+                    }
                 }
-                return (added, updated, notes)
+                return (added, updated, extended, notes)
             }
             for (index, name) in names.added { merged.items[index].issueName = name }
             report.addedIssues = names.added.map(\.1)
             report.updatedIssues = names.updated
+            report.extendedIssues = names.extended
             report.notes += names.notes
         }
         if merge.changed || alwaysWrite || !additions.isEmpty || !events.isEmpty {
@@ -112,8 +121,11 @@ extension Library {
 
     /// Adds the extra files a feed gave an item after its issue was made (a late transcript), each as an asset
     /// never unpacked; one the issue already holds (same URL without query) is not added again.
-    static func attach(_ extras: [FeedAsset], to issue: inout Issue, layout: LibraryLayout) throws {
-        guard !issue.isBeingRemoved else { return }
+    /// - Returns: How many were added.
+    @discardableResult
+    static func attach(_ extras: [FeedAsset], to issue: inout Issue, layout: LibraryLayout) throws -> Int {
+        guard !issue.isBeingRemoved else { return 0 }
+        var added = 0
         var held = Set(issue.assets.compactMap { FeedIdentity.enclosureKey($0.url) })
         for extra in extras {
             guard let key = FeedIdentity.enclosureKey(extra.url), !held.contains(key) else { continue }
@@ -123,7 +135,9 @@ extension Library {
             let separated = try CredentialStore(layout: layout).separating([request])
             issue.assets += separated.map { $0.makeAsset(id: Library.newAssetID()) }
             held.insert(key)
+            added += 1
         }
+        return added
     }
 
     /// Points an issue's unfinished assets at the feed's current URLs (matched by URL without query, then

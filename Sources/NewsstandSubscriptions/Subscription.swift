@@ -193,13 +193,16 @@ public struct SyncReport: Sendable {
     public var movedTo: URL?
     /// Issues pruned by the subscription's `keep`.
     public var prunedIssues: [String] = []
+    /// Known issues given an extra file the feed added later (a transcript published after the episode):
+    /// downloaded with the new issues.
+    public var extendedIssues: [String] = []
     /// Notes worth showing (an HTML page followed to its feed, items skipped for having no identity).
     public var notes: [String] = []
 
     /// The added issues still in the library after the subscription's `keep` pruned it: what to download.
     public var keptIssues: [String] {
         let pruned = Set(prunedIssues)
-        return addedIssues.filter { !pruned.contains($0) }
+        return addedIssues.filter { !pruned.contains($0) } + extendedIssues.filter { !pruned.contains($0) }
     }
 
     var failed: Bool {

@@ -182,4 +182,48 @@ import Testing
             }
         }
     }
+
+    /// A transcript published after the episode's issue was made is attached to that issue once, reported as
+    /// an extended issue (what `sync` downloads), and fetched by the next download; the next sync adds nothing.
+    @Test func aLateTranscriptIsAttachedAndDownloaded() async throws {
+        try await withTestServer { server in
+            let withTranscript = Self.feed(server)
+            let without = Array(
+                String(decoding: withTranscript, as: UTF8.self).split(separator: "\n")
+                    .filter { !$0.contains("podcast:transcript") && !$0.contains("podcast:chapters") }
+                    .joined(separator: "\n").utf8)
+            server.serve("/feed.xml", bytes: without)
+            server.serve("/talk/1.mp3", bytes: Array(repeating: UInt8(7), count: 4000))
+            server.serve("/talk/1.json", bytes: Array("{}".utf8))
+            server.serve("/talk/1.chapters.json", bytes: Array("{}".utf8))
+            try await withTemporaryDirectory { root in
+                let library = try await Library.open(at: root)
+                let url = try #require(URL(string: server.url("/feed.xml")))
+                _ = try await library.subscribe(to: url, options: SubscribeOptions(initial: .all))
+                _ = try await library.download(issues: ["Talk 1"])
+                #expect(try await library.issue(named: "Talk 1")?.assets.count == 1)
+
+                server.serve("/feed.xml", bytes: withTranscript)
+                let synced = try #require(try await library.sync().first)
+                #expect(synced.addedIssues.isEmpty)
+                #expect(synced.extendedIssues == ["Talk 1"])
+                #expect(synced.keptIssues == ["Talk 1"])
+                _ = try await library.download(issues: synced.keptIssues)
+                let issue = try #require(try await library.issue(named: "Talk 1"))
+                #expect(
+                    issue.assets.map(\.url.absoluteString) == [
+                        server.url("/talk/1.mp3"), server.url("/talk/1.json"), server.url("/talk/1.chapters.json"),
+                    ])
+                #expect(issue.status == .available)
+                #expect(server.requestCount("/talk/1.mp3") == 1)
+                #expect(server.requestCount("/talk/1.json") == 1)
+
+                server.serve("/feed.xml", bytes: withTranscript + Array("<!-- again -->".utf8))
+                let again = try #require(try await library.sync().first)
+                #expect(again.extendedIssues.isEmpty && again.updatedIssues.isEmpty && again.addedIssues.isEmpty)
+                #expect(try await library.issue(named: "Talk 1") == issue)
+                try await library.shutdown()
+            }
+        }
+    }
 }
