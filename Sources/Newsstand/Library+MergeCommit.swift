@@ -25,9 +25,11 @@ extension Library {
         let additions = merge.additions
         let updates = merge.issueUpdates
         if !additions.isEmpty || !updates.isEmpty {
-            let names = try catalog.writeHoldingLock { changes -> (added: [(Int, String)], updated: [String], notes: [String]) in
+            let names = try catalog.writeHoldingLock {
+                changes -> (added: [(Int, String)], updated: [String], extended: [String], notes: [String]) in
                 var added: [(Int, String)] = []
                 var updated: [String] = []
+                var extended: [String] = []
                 var notes: [String] = []
                 // Issues some item of this subscription already owns: never adopted by another item.
                 var owned = Set(merged.items.compactMap(\.issueName))
@@ -42,18 +44,27 @@ extension Library {
                         notes.append("item \(item.id.debugDescription) was not added: \(error.message)")
                     }
                 }
+                let layout = changes.catalog.layout
                 for update in updates {
+                    var attached = 0
                     let changed = try changes.update(named: update.issueName) { issue in
                         if let origin = update.origin { issue.origin = origin }
                         if let assets = update.assets { Library.follow(assets, in: &issue) }
+                        attached = try Library.attach(update.newExtras, to: &issue, layout: layout)
                     }
-                    if changed, update.assets != nil { updated.append(update.issueName) }
+                    // A new extra file is what the user needs to hear of; its URL change is part of it.
+                    if changed, attached > 0 {
+                        extended.append(update.issueName)
+                    } else if changed, update.assets != nil {
+                        updated.append(update.issueName)
+                    }
                 }
-                return (added, updated, notes)
+                return (added, updated, extended, notes)
             }
             for (index, name) in names.added { merged.items[index].issueName = name }
             report.addedIssues = names.added.map(\.1)
             report.updatedIssues = names.updated
+            report.extendedIssues = names.extended
             report.notes += names.notes
         }
         if merge.changed || alwaysWrite || !additions.isEmpty || !events.isEmpty {
@@ -73,7 +84,7 @@ extension Library {
         let origin = Issue.Origin(
             subscriptionID: subscription.id, itemID: FeedIdentity.feedID(item.id), matchedBy: item.matchedBy)
         var requests: [AssetRequest] = []
-        for asset in feedItem.assets {
+        for asset in feedItem.assets + feedItem.extras {
             let request = AssetRequest(url: asset.url, sha256: asset.sha256, unpack: asset.unpack ?? true)
             try request.validate()
             requests.append(request)
@@ -106,6 +117,27 @@ extension Library {
         var names = [base, "\(base) (\(date))", "\(base) (\(date), \(short))"]
         names += (2...20).map { "\(base) (\(date), \(short)) \($0)" }
         return names
+    }
+
+    /// Adds the extra files a feed gave an item after its issue was made (a late transcript), each as an asset
+    /// never unpacked; one the issue already holds (same URL without query) is not added again.
+    /// - Returns: How many were added.
+    @discardableResult
+    static func attach(_ extras: [FeedAsset], to issue: inout Issue, layout: LibraryLayout) throws -> Int {
+        guard !issue.isBeingRemoved else { return 0 }
+        var added = 0
+        var held = Set(issue.assets.compactMap { FeedIdentity.enclosureKey($0.url) })
+        for extra in extras {
+            guard let key = FeedIdentity.enclosureKey(extra.url), !held.contains(key) else { continue }
+            let request = AssetRequest(url: extra.url, sha256: extra.sha256, unpack: false)
+            // A URL the catalog would refuse is left out rather than failing the whole sync.
+            guard (try? request.validate()) != nil else { continue }
+            let separated = try CredentialStore(layout: layout).separating([request])
+            issue.assets += separated.map { $0.makeAsset(id: Library.newAssetID()) }
+            held.insert(key)
+            added += 1
+        }
+        return added
     }
 
     /// Points an issue's unfinished assets at the feed's current URLs (matched by URL without query, then

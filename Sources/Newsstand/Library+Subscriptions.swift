@@ -80,18 +80,38 @@ extension Library {
         let name = options.name ?? Library.subscriptionName(from: read.document.title, url: feedURL)
         try IssueName.validate(name)
 
-        let subscription = Subscription(
+        var draft = Subscription(
             id: Library.newAssetID(), name: name, url: feedURL, format: read.document.format, keep: options.keep,
             downloadsAutomatically: options.downloadsAutomatically, isPaused: false, isGone: false, created: Date(),
             previousURLs: feedURL == url ? [] : [url], lastChecked: nil, lastOutcome: nil,
             etag: read.validators.etag, lastModified: read.validators.lastModified, bodyDigest: digest,
             mappingJSON: options.mapping.map { String(decoding: $0, as: UTF8.self) }, items: [])
+        draft.mediaPolicy = options.mediaPolicy
+        let subscription = draft
         let catalog = self.catalog
         let document = read.document
         let initial = options.initial
         let credentials = self.credentials
-        var report = try await runBlocking {
-            try catalog.withLock {
+        let (subscribed, id) = try await runBlocking {
+            try catalog.withLock { () -> (SyncReport, String) in
+                // The same show moved to another URL (same podcast:guid): that subscription follows the move and
+                // reads this body as a refresh, so no item becomes a second issue.
+                if var moved = try store.find(podcastGUID: document.podcastGUID), moved.url != feedURL {
+                    moved.previousURLs.removeAll { $0 == feedURL }
+                    moved.previousURLs.append(moved.url)
+                    moved.url = feedURL
+                    moved.etag = read.validators.etag
+                    moved.lastModified = read.validators.lastModified
+                    moved.bodyDigest = digest
+                    let merge = FeedMerge(
+                        subscription: moved, document: document, selection: .refresh(backfill: false),
+                        today: IssueDate.utc(Date()))
+                    var report = try Library.commit(merge, catalog: catalog, store: store, alwaysWrite: true)
+                    report.movedTo = feedURL
+                    report.notes.append(
+                        "the same show (podcast:guid) as the subscription \(moved.name.debugDescription), which now reads this URL")
+                    return (report, moved.id)
+                }
                 try store.checkUnique(name: name, url: feedURL, except: nil)
                 if credential != nil || !feedHeaders.isEmpty {
                     try credentials.update { contents in
@@ -102,13 +122,14 @@ extension Library {
                 let merge = FeedMerge(
                     subscription: subscription, document: document, selection: .initial(initial),
                     today: IssueDate.utc(Date()))
-                return try Library.commit(
+                let report = try Library.commit(
                     merge, catalog: catalog, store: store, alwaysWrite: true,
                     announcing: [CatalogEvent(kind: .subscriptionAdded, subscription: subscription.eventIdentity)])
+                return (report, subscription.id)
             }
         }
+        var report = subscribed
         report.notes += notes
-        let id = subscription.id
         if !report.addedIssues.isEmpty { report.prunedIssues = try await applyKeep(of: id) }
         try? await runBlocking { try store.writeStatus(id, checked: Date(), outcome: "subscribed") }
         return report
@@ -136,6 +157,11 @@ extension Library {
                 if let paused = change.isPaused {
                     subscription.isPaused = paused
                     if !paused { subscription.isGone = false }
+                }
+                if change.preferredType != nil || change.maxBytes != nil {
+                    subscription.mediaPolicy = MediaPolicy(
+                        preferredType: change.preferredType ?? subscription.mediaPolicy.preferredType,
+                        maxBytes: change.maxBytes ?? subscription.mediaPolicy.maxBytes)
                 }
                 if let mapping = change.mapping {
                     subscription.mappingJSON = mapping.map { String(decoding: $0, as: UTF8.self) }

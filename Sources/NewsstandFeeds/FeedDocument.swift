@@ -25,6 +25,9 @@ package struct FeedDocument: Sendable, Equatable {
     /// Where the publisher says the feed now lives (`itunes:new-feed-url`, a JSON Feed's `feed_url`
     /// when it differs from where it was fetched), resolved against the feed URL.
     package var movedTo: URL?
+    /// The channel's Podcasting 2.0 `podcast:guid`: the show's identity wherever the feed lives, so a feed
+    /// that moved to another URL is still recognised as the same subscription.
+    package var podcastGUID: String? = nil
 }
 
 /// One item of a feed: the future issue.
@@ -39,6 +42,14 @@ package struct FeedItem: Sendable, Equatable {
     /// The item's files (RSS `enclosure`, Atom `link rel="enclosure"`, JSON Feed `attachments`, a
     /// catalog's `assets`, the mapping's asset templates), absolute, http or https only.
     package var assets: [FeedAsset]
+    /// Files that go with the item's media (Podcasting 2.0: the preferred `podcast:transcript`, then
+    /// `podcast:chapters`): extra assets of its issue, never unpacked, and never part of the item's identity
+    /// (which ``assets`` gives), so a feed that adds a transcript later does not make a new item.
+    package var extras: [FeedAsset] = []
+    /// The renditions of the item's media a subscription's policy chooses among (``assets`` is what the
+    /// default takes): each `enclosure`, then each `podcast:alternateEnclosure` (its first usable
+    /// `podcast:source`), in document order, one URL once; empty when there are fewer than two.
+    package var variants: [FeedAsset] = []
 }
 
 /// One file of a feed item.

@@ -4,6 +4,8 @@ import Foundation
 /// `channel/title`, `itunes:new-feed-url`; per item `guid` (else RDF's `rdf:about`), `title` (else
 /// `itunes:title`), `pubDate` (else `dc:date`, else `dcterms:issued`, `dcterms:created`, `dcterms:modified`),
 /// every `enclosure`, and when there is none, every Media RSS `media:content` (also inside `media:group`).
+/// Podcasting 2.0: the channel's `podcast:guid`, and per item the preferred `podcast:transcript` and the
+/// `podcast:chapters` as ``FeedItem/extras``.
 /// Elements it does not read are stepped over without decoding their text.
 enum RSSReader {
     static let itunesNamespaces: Set<String> = [
@@ -13,19 +15,24 @@ enum RSSReader {
     static let dublinCoreTerms = "http://purl.org/dc/terms/"
     /// Media RSS; some feeds leave out the final slash.
     static let mediaRSS: Set<String> = ["http://search.yahoo.com/mrss/", "http://search.yahoo.com/mrss"]
+    /// Podcasting 2.0; early feeds declared the namespace by its documentation URL.
+    static let podcastNamespaces: Set<String> = [
+        "https://podcastindex.org/namespace/1.0",
+        "https://github.com/Podcastindex-org/podcast-namespace/blob/main/docs/1.0.md",
+    ]
     static let rdf = "http://www.w3.org/1999/02/22-rdf-syntax-ns#"
     /// The namespaces RSS's own elements are found in: none (RSS 0.9x, 2.0), RSS 1.0's, and the one some
     /// RSS 2.0 feeds declare.
     static let rssNamespaces: Set<String> = ["http://purl.org/rss/1.0/", "http://backend.userland.com/rss2"]
 
     private enum Field {
-        case feedTitle, newFeedURL, title, itunesTitle, guid, pubDate, dcDate
+        case feedTitle, newFeedURL, podcastGUID, title, itunesTitle, guid, pubDate, dcDate
         /// `dcterms:issued`, `created`, `modified`, in that order of preference.
         case termsDate(Int)
     }
 
     private enum Node {
-        case channel, item, mediaGroup, other
+        case channel, item, mediaGroup, alternateEnclosure, other
     }
 
     private static let termsDates = ["issued": 0, "created": 1, "modified": 2]
@@ -49,6 +56,7 @@ enum RSSReader {
                 }
                 let plain = tag.namespace.map { rssNamespaces.contains($0) } ?? true
                 let itunes = isITunes(tag)
+                let podcast = isPodcast(tag)
                 switch parent {
                 case .channel:
                     if plain && tag.localName == "channel" {
@@ -64,6 +72,8 @@ enum RSSReader {
                     }
                     if (plain && tag.localName == "title") || (itunes && tag.localName == "new-feed-url") {
                         capture = (tag.localName == "title" ? .feedTitle : .newFeedURL, xml.depth)
+                    } else if podcast && tag.localName == "guid" {
+                        capture = (.podcastGUID, xml.depth)
                     }
                 case .item, .mediaGroup:
                     let media = tag.namespace.map { mediaRSS.contains($0) } ?? false
@@ -75,6 +85,14 @@ enum RSSReader {
                         continue
                     } else if case .mediaGroup = parent {
                         break
+                    } else if podcast && tag.localName == "alternateEnclosure" {
+                        item.alternates.append((tag.attribute("length"), tag.attribute("type"), []))
+                        stack.append(.alternateEnclosure)
+                        continue
+                    } else if podcast && tag.localName == "transcript" {
+                        item.transcripts.append((tag.attribute("url"), tag.attribute("type")))
+                    } else if podcast && tag.localName == "chapters" {
+                        item.chapters.append((tag.attribute("url"), tag.attribute("type")))
                     } else if plain && tag.localName == "enclosure" {
                         item.enclosures.append(
                             (tag.attribute("url"), tag.attribute("length"), tag.attribute("type")))
@@ -86,6 +104,12 @@ enum RSSReader {
                         capture = (.dcDate, xml.depth)
                     } else if tag.namespace == dublinCoreTerms, let rank = termsDates[tag.localName] {
                         capture = (.termsDate(rank), xml.depth)
+                    }
+                case .alternateEnclosure:
+                    if isPodcast(tag) && tag.localName == "source", !item.alternates.isEmpty,
+                        item.alternates[item.alternates.count - 1].sources.count < context.limits.maxAssetsPerItem
+                    {
+                        item.alternates[item.alternates.count - 1].sources.append(tag.attribute("uri"))
                     }
                 case .other:
                     break
@@ -118,12 +142,37 @@ enum RSSReader {
         return tag.prefix == "itunes"  // used without being declared, as some podcast feeds do
     }
 
+    private static func isPodcast(_ tag: XMLTokenizer.StartTag) -> Bool {
+        if let namespace = tag.namespace { return podcastNamespaces.contains(namespace) }
+        return tag.prefix == "podcast"  // undeclared, as with `itunes:`
+    }
+
+    /// A MIME type without parameters, lowercased: what the preferences compare.
+    static func bareType(_ type: String?) -> String {
+        let bare = type?.split(separator: ";", maxSplits: 1).first.map(String.init) ?? ""
+        return bare.trimmingCharacters(in: .whitespacesAndNewlines).lowercased()
+    }
+
+    /// The rank of a transcript's type, lower preferred: JSON keeps timing and speakers, SRT and VTT
+    /// keep timing, HTML and text only the words; an unknown type comes last but is still kept.
+    static func transcriptRank(_ type: String?) -> Int {
+        switch bareType(type) {
+        case "application/json": return 0
+        case "application/x-subrip", "application/srt", "text/srt": return 1
+        case "text/vtt": return 2
+        case "text/html", "text/plain": return 3
+        default: return 4
+        }
+    }
+
     private static func assign(
         _ field: Field, _ text: String, to document: inout FeedDocument, item: inout ItemFields, context: FeedContext
     ) {
         switch field {
         case .feedTitle: document.title = document.title ?? context.text(text)
         case .newFeedURL: document.movedTo = document.movedTo ?? context.movedTo(text)
+        case .podcastGUID:
+            if document.podcastGUID == nil, let guid = context.text(text), !guid.isEmpty { document.podcastGUID = guid }
         case .title: item.title = item.title ?? context.text(text)
         case .itunesTitle: item.itunesTitle = item.itunesTitle ?? context.text(text)
         case .guid: item.guid = item.guid ?? context.text(text)
@@ -145,6 +194,10 @@ enum RSSReader {
         var termsDates: [Date?] = [nil, nil, nil]
         var enclosures: [(url: String?, length: String?, type: String?)] = []
         var mediaContents: [(url: String?, length: String?, type: String?)] = []
+        var transcripts: [(url: String?, type: String?)] = []
+        var chapters: [(url: String?, type: String?)] = []
+        /// `podcast:alternateEnclosure`s: length and type, and the URIs of its sources (mirrors of one file).
+        var alternates: [(length: String?, type: String?, sources: [String?])] = []
 
         func make(_ context: FeedContext) -> FeedItem {
             var assets: [FeedAsset] = []
@@ -159,7 +212,59 @@ enum RSSReader {
                 }
             }
             let date = pubDate ?? dcDate ?? termsDates.lazy.compactMap { $0 }.first
-            return FeedItem(id: guid ?? context.text(about), title: title ?? itunesTitle, date: date, assets: assets)
+            var item = FeedItem(id: guid ?? context.text(about), title: title ?? itunesTitle, date: date, assets: assets)
+            item.extras = extras(context, besides: assets)
+            item.variants = variants(context)
+            return item
+        }
+
+        /// Every enclosure, then each alternate enclosure's first source that is a usable URL (the others are
+        /// mirrors of the same file): a URL listed twice (an alternate repeating the enclosure) is one variant,
+        /// so the same media is never fetched twice.
+        func variants(_ context: FeedContext) -> [FeedAsset] {
+            var variants: [FeedAsset] = []
+            func add(_ asset: FeedAsset?) {
+                guard let asset, variants.count < context.limits.maxAssetsPerItem,
+                    !variants.contains(where: { $0.url == asset.url })
+                else { return }
+                variants.append(asset)
+            }
+            for file in enclosures { add(context.enclosure(url: file.url, length: file.length, type: file.type)) }
+            for alternate in alternates {
+                add(
+                    alternate.sources.lazy.compactMap {
+                        context.enclosure(url: $0, length: alternate.length, type: alternate.type)
+                    }.first)
+            }
+            return variants.count > 1 ? variants : []
+        }
+
+        /// The one transcript to keep (the best-ranked type, the first of equals) and the chapters, as assets
+        /// never unpacked (a JSON or text file is no archive); a URL already among the item's files is left out.
+        func extras(_ context: FeedContext, besides assets: [FeedAsset]) -> [FeedAsset] {
+            func asset(_ file: (url: String?, type: String?)) -> FeedAsset? {
+                guard var asset = context.enclosure(url: file.url, length: nil, type: file.type),
+                    !assets.contains(where: { $0.url == asset.url })
+                else { return nil }
+                asset.unpack = false
+                return asset
+            }
+            var extras: [FeedAsset] = []
+            let ranked = transcripts.enumerated().sorted {
+                (RSSReader.transcriptRank($0.element.type), $0.offset) < (RSSReader.transcriptRank($1.element.type), $1.offset)
+            }
+            if let transcript = ranked.lazy.compactMap({ asset($0.element) }).first { extras.append(transcript) }
+            // The namespace gives chapters one type; a missing type is taken as that type too.
+            let chapterFiles = chapters.filter {
+                let type = RSSReader.bareType($0.type)
+                return type.isEmpty || type == "application/json+chapters"
+            }
+            if let chapter = chapterFiles.lazy.compactMap({ asset($0) }).first,
+                !extras.contains(where: { $0.url == chapter.url })
+            {
+                extras.append(chapter)
+            }
+            return extras
         }
     }
 }

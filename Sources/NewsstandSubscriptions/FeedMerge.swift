@@ -137,6 +137,9 @@ package struct FeedMerge {
         package var assets: [FeedAsset]?
         /// The issue's new origin when the item was recognised under a changed id.
         package var origin: Issue.Origin?
+        /// Extra files (``FeedItem/extras``) the feed gives now and the item did not have before (a transcript
+        /// published after the episode): added to the issue unless it already holds the same file.
+        package var newExtras: [FeedAsset] = []
     }
 
     package var subscription: Subscription
@@ -160,6 +163,10 @@ package struct FeedMerge {
 
     package init(subscription: Subscription, document: FeedDocument, selection: Selection, today: IssueDate) {
         self.subscription = subscription
+        if let guid = document.podcastGUID, subscription.podcastGUID != guid {
+            self.subscription.podcastGUID = guid
+            changed = true
+        }
         var byIdentity: [String: Int] = [:]
         var byEnclosure: [String: Int] = [:]
         var byTitleDate: [String: Int] = [:]
@@ -186,7 +193,16 @@ package struct FeedMerge {
             }
             let enclosure = item.assets.first.flatMap { FeedIdentity.enclosureKey($0.url) }
             let titleDate = FeedIdentity.titleDate(title: item.title, date: item.date)
-            let urls = item.assets.map(\.url.absoluteString)
+            let policy = self.subscription.mediaPolicy
+            /// The item as its issue takes it: the media the policy chooses (for a known item, the rendition
+            /// it already holds), then the extras.
+            func chosen(held: [String]) -> (item: FeedItem, urls: [String]) {
+                var chosen = item
+                chosen.assets = policy.assets(for: item, held: held)
+                // The extras are stored with the media's URLs, so an unchanged feed compares equal (no write) and a
+                // new or re-signed extra shows as a change.
+                return (chosen, (chosen.assets + chosen.extras).map(\.url.absoluteString))
+            }
 
             /// A known item that may take this identity: not claimed yet, and not itself still in the feed.
             func available(_ index: Int?) -> Int? {
@@ -209,6 +225,7 @@ package struct FeedMerge {
                 claimed.insert(index)
                 var known = self.subscription.items[index]
                 let before = known
+                let (item, urls) = chosen(held: known.assetURLs)
                 if known.id != identity {
                     // The feed renamed the item: the new id leads, the old one stays an alias.
                     if !known.aliases.contains(known.id) { known.aliases.append(known.id) }
@@ -223,8 +240,13 @@ package struct FeedMerge {
                 if let date = item.date { known.date = IssueDate.utc(date) }
                 var update = IssueUpdate(issueName: known.issueName ?? "")
                 if known.assetURLs != urls, !urls.isEmpty {
+                    // Compared without query, as the issue's assets are: a re-signed URL is the same file.
+                    let had = Set(known.assetURLs.compactMap { URL(string: $0).flatMap(FeedIdentity.enclosureKey) })
+                    update.newExtras = item.extras.filter { extra in
+                        FeedIdentity.enclosureKey(extra.url).map { !had.contains($0) } ?? false
+                    }
                     known.assetURLs = urls
-                    update.assets = item.assets
+                    update.assets = item.assets + item.extras
                 }
                 if known.id != before.id {
                     update.origin = Issue.Origin(
@@ -244,6 +266,7 @@ package struct FeedMerge {
                 continue
             }
 
+            let (item, urls) = chosen(held: [])
             let stored = SubscriptionItem(
                 id: identity, enclosure: enclosure, titleDate: titleDate, assetURLs: urls,
                 date: item.date.map(IssueDate.utc), firstSeen: today)

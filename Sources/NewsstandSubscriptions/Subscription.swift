@@ -25,6 +25,11 @@ public struct Subscription: Sendable, Hashable, Identifiable {
     public package(set) var created: Date
     /// Earlier URLs of the feed, oldest first.
     public package(set) var previousURLs: [URL]
+    /// The show's Podcasting 2.0 `podcast:guid`, from the last body merged: a feed at another URL with the
+    /// same value is this subscription moved, not a new one.
+    public package(set) var podcastGUID: String? = nil
+    /// Which rendition of each item's media becomes an asset when the feed offers several.
+    public package(set) var mediaPolicy = MediaPolicy()
     /// When `sync` last checked the feed, and what came of it (kept beside the catalog, not in it, so
     /// that an unchanged feed writes nothing to the catalog).
     public package(set) var lastChecked: Date?
@@ -118,6 +123,8 @@ public struct SubscribeOptions: Sendable {
     /// credentials file, never shown in full, and (`Authorization`, `Cookie`) sent to the feed's own origin
     /// only, as an asset's headers are.
     public var headers: [String: String]
+    /// Which rendition of each item's media to take when the feed offers several.
+    public var mediaPolicy = MediaPolicy()
 
     public init(
         name: String? = nil, mapping: Data? = nil, initial: InitialItems = .newest(1), keep: Int? = nil,
@@ -141,6 +148,10 @@ public struct SubscriptionChange: Sendable {
     public var isPaused: Bool?
     /// `.some(nil)` drops the mapping.
     public var mapping: Data??
+    /// The preferred media type; `.some(nil)` drops it. Applies to items that become issues from now on.
+    public var preferredType: String?? = nil
+    /// The largest rendition taken; `.some(nil)` drops the limit.
+    public var maxBytes: Int64?? = nil
 
     public init(
         name: String? = nil, keep: Int?? = nil, downloadsAutomatically: Bool? = nil, isPaused: Bool? = nil,
@@ -182,13 +193,16 @@ public struct SyncReport: Sendable {
     public var movedTo: URL?
     /// Issues pruned by the subscription's `keep`.
     public var prunedIssues: [String] = []
+    /// Known issues given an extra file the feed added later (a transcript published after the episode):
+    /// downloaded with the new issues.
+    public var extendedIssues: [String] = []
     /// Notes worth showing (an HTML page followed to its feed, items skipped for having no identity).
     public var notes: [String] = []
 
     /// The added issues still in the library after the subscription's `keep` pruned it: what to download.
     public var keptIssues: [String] {
         let pruned = Set(prunedIssues)
-        return addedIssues.filter { !pruned.contains($0) }
+        return addedIssues.filter { !pruned.contains($0) } + extendedIssues.filter { !pruned.contains($0) }
     }
 
     var failed: Bool {

@@ -57,7 +57,7 @@ enum SubscriptionRecord {
         for (index, value) in try object.array("items", at: "", optional: true).enumerated() {
             items.append(try item(value, at: "items[\(index)]"))
         }
-        return Subscription(
+        var subscription = Subscription(
             id: id, name: try object.string("name", at: ""), url: url, format: formatText.flatMap(FeedFormat.init),
             keep: keep, downloadsAutomatically: try object.optionalBool("download", at: "") ?? true,
             isPaused: try object.optionalBool("paused", at: "") ?? false,
@@ -66,6 +66,16 @@ enum SubscriptionRecord {
             etag: try object.optionalString("etag", at: ""), lastModified: try object.optionalString("lastModified", at: ""),
             bodyDigest: try object.optionalString("bodyDigest", at: ""),
             mappingJSON: try object.optionalString("mapping", at: ""), items: items)
+        subscription.podcastGUID = try object.optionalString("podcastGUID", at: "")
+        let maxBytes: Int64?
+        switch object["maxBytes"] {
+        case nil, .null?: maxBytes = nil
+        case .integer(let value)? where value >= 0: maxBytes = value
+        default: throw CatalogShapeError("maxBytes is not a size in bytes")
+        }
+        subscription.mediaPolicy = MediaPolicy(
+            preferredType: try object.optionalString("prefer", at: ""), maxBytes: maxBytes)
+        return subscription
     }
 
     private static func item(_ value: JSONValue, at path: String) throws -> SubscriptionItem {
@@ -115,6 +125,11 @@ enum SubscriptionRecord {
         writer.optionalString(subscription.lastModified)
         writer.key("mapping")
         writer.optionalString(subscription.mappingJSON)
+        // The policy's keys are written only when set, so the records of other subscriptions keep their bytes.
+        if let maxBytes = subscription.mediaPolicy.maxBytes {
+            writer.key("maxBytes")
+            writer.optionalInteger(maxBytes)
+        }
         writer.subscriptionNameAndPlace(subscription)
         writer.key("version")
         writer.integer(version)
@@ -189,6 +204,15 @@ extension JSONWriter {
         string(subscription.name)
         key("paused")
         bool(subscription.isPaused)
+        // Written only when the feed gives one, so the records of other feeds stay as they were.
+        if let guid = subscription.podcastGUID {
+            key("podcastGUID")
+            string(guid)
+        }
+        if let prefer = subscription.mediaPolicy.preferredType {
+            key("prefer")
+            string(prefer)
+        }
         key("previousURLs")
         array(subscription.previousURLs) { $0.string($1.absoluteString) }
         key("url")

@@ -56,6 +56,12 @@ package struct SubscriptionStore: Sendable {
     }
 
     /// Throws `.duplicateSubscription` when another subscription has this name or URL.
+    /// The subscription whose feed carries `podcastGUID`: the same show, wherever its feed now lives.
+    package func find(podcastGUID: String?) throws -> Subscription? {
+        guard let podcastGUID else { return nil }
+        return try all().first { $0.podcastGUID == podcastGUID }
+    }
+
     package func checkUnique(name: String?, url: URL?, except id: String?) throws {
         for other in try all() where other.id != id {
             if let name, other.name.lowercased() == name.lowercased() {

@@ -189,6 +189,26 @@ import Testing
         let data = SubscriptionRecord.encode(subscription)
         let decoded = try SubscriptionRecord.decode(data, path: "test")
         #expect(decoded == subscription)
+        // Written only when the feed gives one: the records of other feeds keep their bytes.
+        #expect(!String(decoding: data, as: UTF8.self).contains("podcastGUID"))
+        subscription.podcastGUID = "917393e3-1b1e-5cef-ace4-edaa54e1f810"
+        let withGUID = try SubscriptionRecord.decode(SubscriptionRecord.encode(subscription), path: "test")
+        #expect(withGUID == subscription)
+        #expect(withGUID.podcastGUID == "917393e3-1b1e-5cef-ace4-edaa54e1f810")
+    }
+
+    /// The channel's podcast:guid is stored with the subscription, once: the same value again writes nothing.
+    @Test func podcastGUIDIsStoredWithTheSubscription() {
+        var feed = Self.three
+        feed.podcastGUID = "show-guid"
+        let first = Self.refresh(Self.emptySubscription(), feed)
+        #expect(first.subscription.podcastGUID == "show-guid")
+        let again = Self.refresh(first.subscription, feed)
+        #expect(!again.changed)
+        // A feed that stops giving it does not erase what identifies the show.
+        let without = Self.refresh(first.subscription, Self.three)
+        #expect(!without.changed)
+        #expect(without.subscription.podcastGUID == "show-guid")
     }
 
     // MARK: - A repeated id in one feed (issue 25)
@@ -226,5 +246,141 @@ import Testing
             damaged, Self.document([Self.item("same", "One", "2020-03-02", "http://cdn.example/1.mp3")]))
         #expect(merge.additions.isEmpty)
         #expect(merge.issueUpdates.isEmpty)
+    }
+
+    // MARK: - Podcasting 2.0 transcripts and chapters (issue 25)
+
+    static func episode(_ id: String, transcript: String?, chapters: String?) -> FeedItem {
+        var item = item(id, "Episode \(id)", "2026-11-20", "http://cdn.example/\(id).mp3")
+        item.extras = [transcript, chapters].compactMap { $0.flatMap { URL(string: $0) } }.map {
+            FeedAsset(url: $0, unpack: false)
+        }
+        return item
+    }
+
+    /// Each item's transcript and chapters go with its own issue, never unpacked; a re-sync of the same feed
+    /// (or one that re-signs the transcript's query) adds nothing and attaches nothing again.
+    @Test func transcriptsAndChaptersAttachToTheirItemAndStayStable() throws {
+        let feed = Self.document([
+            Self.episode("a", transcript: "http://cdn.example/a.json", chapters: "http://cdn.example/a.chapters.json"),
+            Self.episode("b", transcript: "http://cdn.example/b.srt?sig=1", chapters: nil),
+            Self.episode("c", transcript: nil, chapters: nil),
+        ])
+        let first = Self.refresh(Self.emptySubscription(), feed)
+        let files = first.additions.map { ($0.item.assets + $0.item.extras).map(\.url.absoluteString) }
+        #expect(
+            files == [
+                ["http://cdn.example/a.mp3", "http://cdn.example/a.json", "http://cdn.example/a.chapters.json"],
+                ["http://cdn.example/b.mp3", "http://cdn.example/b.srt?sig=1"], ["http://cdn.example/c.mp3"],
+            ])
+        #expect(first.additions.allSatisfy { $0.item.extras.allSatisfy { $0.unpack == false } })
+        #expect(first.subscription.items.map(\.assetURLs) == files)
+
+        let again = Self.refresh(first.subscription, feed)
+        #expect(again.additions.isEmpty)
+        #expect(again.issueUpdates.isEmpty)
+        #expect(!again.changed)
+
+        var resigned = feed
+        resigned.items[1].extras[0].url = try #require(URL(string: "http://cdn.example/b.srt?sig=2"))
+        let followed = Self.refresh(first.subscription, resigned)
+        #expect(followed.additions.isEmpty)
+        #expect(followed.issueUpdates.map(\.issueName) == ["Episode b"])
+        #expect(followed.issueUpdates.allSatisfy { $0.newExtras.isEmpty })
+    }
+
+    /// A transcript published after the episode is attached to that episode's issue once, and only to it.
+    @Test func aLateTranscriptIsAttachedOnceToItsIssue() throws {
+        let before = Self.document([
+            Self.episode("a", transcript: nil, chapters: nil), Self.episode("b", transcript: nil, chapters: nil),
+        ])
+        let first = Self.refresh(Self.emptySubscription(), before)
+        var after = before
+        after.items[1] = Self.episode("b", transcript: "http://cdn.example/b.vtt", chapters: nil)
+        let late = Self.refresh(first.subscription, after)
+        #expect(late.additions.isEmpty)
+        #expect(late.issueUpdates.map(\.issueName) == ["Episode b"])
+        #expect(late.issueUpdates.first?.newExtras.map(\.url.absoluteString) == ["http://cdn.example/b.vtt"])
+
+        // The commit's half: attached once, unpack off, and not again when the same update comes twice.
+        var issue = Issue(name: "Episode b", date: Self.today, folderName: "Episode b")
+        issue.assets = [AssetRequest(url: try #require(URL(string: "http://cdn.example/b.mp3"))).makeAsset(id: "m")]
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("feedmerge-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let layout = LibraryLayout(root: root.path)
+        let extras = late.issueUpdates.first?.newExtras ?? []
+        try Library.attach(extras, to: &issue, layout: layout)
+        try Library.attach(extras, to: &issue, layout: layout)
+        #expect(issue.assets.map(\.url.absoluteString) == ["http://cdn.example/b.mp3", "http://cdn.example/b.vtt"])
+        #expect(issue.assets.last?.unpack == false)
+
+        let settled = Self.refresh(late.subscription, after)
+        #expect(settled.issueUpdates.isEmpty)
+        #expect(!settled.changed)
+    }
+
+    // MARK: - Several renditions and the subscription's media policy (issue 25)
+
+    static func renditions() -> FeedItem {
+        var item = item("r", "Renditions", "2026-11-20", "http://cdn.example/r.mp3?sig=1")
+        func variant(_ url: String, _ type: String, _ length: Int64?) -> FeedAsset? {
+            URL(string: url).map { FeedAsset(url: $0, length: length, mimeType: type) }
+        }
+        item.variants = [
+            variant("http://cdn.example/r.mp3?sig=1", "audio/mpeg", 50_000_000),
+            variant("http://cdn.example/r.opus", "audio/opus", 20_000_000),
+            variant("http://cdn.example/r.mp4", "video/mp4", 900_000_000),
+            variant("http://cdn.example/r.ogg", "audio/ogg", nil),
+        ].compactMap { $0 }
+        return item
+    }
+
+    @Test(arguments: [
+        (nil, nil, ["http://cdn.example/r.mp3?sig=1"]),  // the default: the item's own assets, as before
+        ("audio/opus", nil, ["http://cdn.example/r.opus"]),
+        ("AUDIO/OPUS; codecs=opus", nil, ["http://cdn.example/r.opus"]),
+        ("video/", nil, ["http://cdn.example/r.mp4"]),
+        ("video/*", 100_000_000, ["http://cdn.example/r.mp3?sig=1"]),  // too large: the first that fits
+        (nil, 30_000_000, ["http://cdn.example/r.opus"]),
+        ("audio/ogg", 1, ["http://cdn.example/r.ogg"]),  // an unknown length is not skipped
+        ("audio/flac", nil, ["http://cdn.example/r.mp3?sig=1"]),  // no such type: the first
+    ] as [(String?, Int64?, [String])])
+    func mediaPolicyChoosesOneRendition(prefer: String?, maxBytes: Int64?, expected: [String]) {
+        let policy = MediaPolicy(preferredType: prefer, maxBytes: maxBytes)
+        #expect(policy.assets(for: Self.renditions()).map(\.url.absoluteString) == expected)
+    }
+
+    @Test func mediaPolicyTakesNothingWhenNothingFitsAndRefusesNonTypes() {
+        var item = Self.renditions()
+        item.variants.removeLast()  // the one of unknown length
+        #expect(MediaPolicy(maxBytes: 1000).assets(for: item).isEmpty)
+        for text in ["", "opus", "audio opus/x", "*/*", "/opus"] { #expect(MediaPolicy.normalized(text) == nil, "\(text)") }
+        #expect(MediaPolicy.normalized("Audio/*") == "audio/")
+    }
+
+    /// The chosen rendition becomes the issue's only media; a re-sync (even one that re-signs it) changes no
+    /// choice, and a later change of policy never moves a known item to another copy of the same media.
+    @Test func aSubscriptionsPolicyChoosesAndStaysChosen() throws {
+        var subscription = Self.emptySubscription()
+        subscription.mediaPolicy = MediaPolicy(preferredType: "audio/opus")
+        let feed = Self.document([Self.renditions()])
+        let first = Self.refresh(subscription, feed)
+        #expect(first.additions.map { $0.item.assets.map(\.url.absoluteString) } == [["http://cdn.example/r.opus"]])
+        #expect(first.subscription.items.first?.assetURLs == ["http://cdn.example/r.opus"])
+        // Identity still comes from the feed's first enclosure, whatever the policy.
+        #expect(first.subscription.items.first?.enclosure == "http://cdn.example/r.mp3")
+
+        let again = Self.refresh(first.subscription, feed)
+        #expect(again.additions.isEmpty && again.issueUpdates.isEmpty && !again.changed)
+
+        var changedPolicy = first.subscription
+        changedPolicy.mediaPolicy = MediaPolicy(preferredType: "video/")
+        let after = Self.refresh(changedPolicy, feed)
+        #expect(after.additions.isEmpty && after.issueUpdates.isEmpty && !after.changed)
+
+        var resigned = feed
+        resigned.items[0].variants[1].url = try #require(URL(string: "http://cdn.example/r.opus?sig=2"))
+        let followed = Self.refresh(first.subscription, resigned)
+        #expect(followed.issueUpdates.first?.assets?.map(\.url.absoluteString) == ["http://cdn.example/r.opus?sig=2"])
     }
 }

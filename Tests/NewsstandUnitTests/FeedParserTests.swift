@@ -363,7 +363,7 @@ import Testing
             return ["html": .array(alternates.map { .string($0.absoluteString) })]
         case .feed(let document):
             let items: [JSONValue] = document.items.map { item in
-                let assets: [JSONValue] = item.assets.map { asset in
+                func encode(_ asset: FeedAsset) -> JSONValue {
                     var object: [String: JSONValue] = ["url": .string(asset.url.absoluteString)]
                     if let sha256 = asset.sha256 { object["sha256"] = .string(sha256) }
                     if let unpack = asset.unpack { object["unpack"] = .bool(unpack) }
@@ -371,19 +371,25 @@ import Testing
                     if let mimeType = asset.mimeType { object["mimeType"] = .string(mimeType) }
                     return .object(object)
                 }
-                return .object([
+                var object: [String: JSONValue] = [
                     "id": item.id.map(JSONValue.string) ?? .null,
                     "title": item.title.map(JSONValue.string) ?? .null,
                     "date": item.date.map { .string(iso8601($0)) } ?? .null,
-                    "assets": .array(assets),
-                ])
+                    "assets": .array(item.assets.map(encode)),
+                ]
+                // Written only when present, so the fixtures of feeds without them stay as they were.
+                if !item.extras.isEmpty { object["extras"] = .array(item.extras.map(encode)) }
+                if !item.variants.isEmpty { object["variants"] = .array(item.variants.map(encode)) }
+                return .object(object)
             }
-            return [
+            var object: [String: JSONValue] = [
                 "format": .string(document.format.rawValue),
                 "title": document.title.map(JSONValue.string) ?? .null,
                 "movedTo": document.movedTo.map { .string($0.absoluteString) } ?? .null,
                 "items": .array(items),
             ]
+            if let guid = document.podcastGUID { object["podcastGUID"] = .string(guid) }
+            return object
         }
     }
 

@@ -40,6 +40,18 @@ struct Subscribe: AsyncParsableCommand {
     @Flag(name: .long, help: "Add issues without downloading their assets (now and on every sync).")
     var noDownload = false
 
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "When an item offers several media files, take this type (audio/opus) or prefix (audio/).",
+            valueName: "type"))
+    var prefer: String?
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp("When an item offers several media files, skip those announced larger (50M).", valueName: "size"))
+    var maxBytes: ByteSize?
+
     @Option(name: .long, help: ArgumentHelp("Subscribe to every feed of an OPML file (- for stdin).", valueName: "file"))
     var opml: String?
 
@@ -63,6 +75,9 @@ struct Subscribe: AsyncParsableCommand {
         }
         if since != nil, initial != "1" { throw ValidationError("--since and --initial cannot be combined") }
         if let keep, keep < 1 { throw ValidationError("--keep must be at least 1") }
+        if let prefer, MediaPolicy.normalized(prefer) == nil {
+            throw ValidationError("--prefer takes a MIME type (audio/opus) or a prefix (audio/), not \(prefer.debugDescription)")
+        }
         do {
             _ = try HeaderLines.parse(headers)
         } catch let error as NewsstandError {
@@ -76,9 +91,10 @@ struct Subscribe: AsyncParsableCommand {
     func run() async throws {
         let mapping = try map.map { try CommandFiles.read($0, what: "mapping") }
         let initialItems: InitialItems = since.map { .since($0) } ?? (initial == "all" ? .all : .newest(Int(initial) ?? 1))
-        let options = SubscribeOptions(
+        var options = SubscribeOptions(
             name: name, mapping: mapping, initial: initialItems, keep: keep, downloadsAutomatically: !noDownload,
             headers: try HeaderLines.parse(headers))
+        options.mediaPolicy = MediaPolicy(preferredType: prefer, maxBytes: maxBytes?.bytes)
         let (library, downloadOptions) = try await libraryOptions.openForDownloads(run, tls)
         var added: [String] = []
         var failures = 0

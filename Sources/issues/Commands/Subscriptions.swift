@@ -101,11 +101,34 @@ struct Configure: AsyncParsableCommand {
     @Flag(name: .long, help: "Change nothing; list the issues a new --keep would prune.")
     var dryRun = false
 
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "When an item offers several media files, take this type (audio/opus) or prefix (audio/).",
+            valueName: "type"))
+    var prefer: String?
+
+    @Flag(name: .long, help: "Drop --prefer.")
+    var noPrefer = false
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp("When an item offers several media files, skip those announced larger (50M).", valueName: "size"))
+    var maxBytes: ByteSize?
+
+    @Flag(name: .long, help: "Drop --max-bytes.")
+    var noMaxBytes = false
+
     func validate() throws {
         if keep != nil && keepAll { throw ValidationError("--keep and --keep-all cannot be combined") }
         if let keep, keep < 1 { throw ValidationError("--keep must be at least 1") }
         if map != nil && noMap { throw ValidationError("--map and --no-map cannot be combined") }
         if dryRun && keep == nil { throw ValidationError("--dry-run goes with --keep") }
+        if prefer != nil && noPrefer { throw ValidationError("--prefer and --no-prefer cannot be combined") }
+        if maxBytes != nil && noMaxBytes { throw ValidationError("--max-bytes and --no-max-bytes cannot be combined") }
+        if let prefer, MediaPolicy.normalized(prefer) == nil {
+            throw ValidationError("--prefer takes a MIME type (audio/opus) or a prefix (audio/), not \(prefer.debugDescription)")
+        }
     }
 
     func run() async throws {
@@ -114,6 +137,10 @@ struct Configure: AsyncParsableCommand {
         if keepAll { change.keep = .some(nil) }
         if let map { change.mapping = .some(try CommandFiles.read(map, what: "mapping")) }
         if noMap { change.mapping = .some(nil) }
+        if let prefer { change.preferredType = .some(prefer) }
+        if noPrefer { change.preferredType = .some(nil) }
+        if let maxBytes { change.maxBytes = .some(maxBytes.bytes) }
+        if noMaxBytes { change.maxBytes = .some(nil) }
         let library = try await libraryOptions.open(create: false)
         if dryRun, let keep {
             guard let subscription = try await library.subscription(named: name) else {

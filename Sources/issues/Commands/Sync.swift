@@ -87,6 +87,7 @@ enum SyncOutput {
         if let moved = report.movedTo { Terminal.output("  moved to \(moved.absoluteString)") }
         for name in report.addedIssues { Terminal.output("  added \(name.debugDescription)") }
         for name in report.updatedIssues { Terminal.output("  new asset URL for \(name.debugDescription)") }
+        for name in report.extendedIssues { Terminal.output("  new file (transcript or chapters) for \(name.debugDescription)") }
         if report.rematchedItems > 0 {
             Terminal.output("  \(report.rematchedItems) item\(report.rematchedItems == 1 ? "" : "s") recognised under a changed id")
         }
