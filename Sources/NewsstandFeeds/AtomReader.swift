@@ -118,7 +118,9 @@ enum AtomReader {
         func make(_ context: FeedContext) -> FeedItem {
             var assets: [FeedAsset] = []
             for link in enclosures where assets.count < context.limits.maxAssetsPerItem {
-                if let asset = context.enclosure(url: link.href, base: link.base, length: link.length, type: link.type)
+                // The same URL twice is one asset (as in RSS): the same media is never fetched twice.
+                if let asset = context.enclosure(url: link.href, base: link.base, length: link.length, type: link.type),
+                    !assets.contains(where: { $0.url == asset.url })
                 {
                     assets.append(asset)
                 }

@@ -25,7 +25,10 @@ enum JSONFeedReader {
             var assets: [FeedAsset] = []
             if case .array(let attachments)? = item["attachments"] {
                 for case .object(let attachment) in attachments where assets.count < context.limits.maxAssetsPerItem {
-                    guard let url = context.assetURL(attachment["url"]?.stringValue) else { continue }
+                    // The same URL twice is one asset (as in RSS and Atom).
+                    guard let url = context.assetURL(attachment["url"]?.stringValue),
+                        !assets.contains(where: { $0.url == url })
+                    else { continue }
                     assets.append(
                         FeedAsset(
                             url: url, sha256: nil, unpack: nil, length: attachment["size_in_bytes"]?.length,
