@@ -182,7 +182,7 @@ conformance: test-deps
 	deliberate=$$(cut -f1 $(CONFORMANCE_DELIBERATE) | sed 's/^/FAIL /; s/$$/:/'); \
 	wrong=$$(grep '^FAIL .*\[project-wrong\]' $(CONFORMANCE_LOG) | grep -v -F "$$deliberate"); \
 	grep '^FAIL .*\[project-wrong\]' $(CONFORMANCE_LOG) | grep -F "$$deliberate" | \
-	  sed 's/^FAIL /deliberate (see $(CONFORMANCE_DELIBERATE)): /'; \
+	  sed 's|^FAIL |deliberate (see $(CONFORMANCE_DELIBERATE)): |'; \
 	if [ -n "$$wrong" ]; then \
 	  echo "conformance: project-wrong failures (full log in $(CONFORMANCE_LOG))"; exit 1; fi
 
