@@ -98,3 +98,20 @@ extension Library {
         }
     }
 }
+
+extension Library {
+    /// The environment the engine reads proxies from: the process's, with the configuration's default proxy
+    /// where it names none.
+    static func environment(_ environment: [String: String], with configuration: Configuration) -> [String: String] {
+        var environment = environment
+        let proxyVariables = ["http_proxy", "https_proxy", "all_proxy"].flatMap { [$0, $0.uppercased()] }
+        if let proxy = configuration.defaultProxy, !proxyVariables.contains(where: { environment[$0] != nil }) {
+            environment["http_proxy"] = proxy
+            environment["https_proxy"] = proxy
+        }
+        if let noProxy = configuration.defaultNoProxy, environment["no_proxy"] == nil, environment["NO_PROXY"] == nil {
+            environment["no_proxy"] = noProxy
+        }
+        return environment
+    }
+}

@@ -169,21 +169,6 @@ public actor Library {
         return engine
     }
 
-    /// The environment the engine reads proxies from: the process's, with the configuration's default proxy
-    /// where it names none.
-    static func environment(_ environment: [String: String], with configuration: Configuration) -> [String: String] {
-        var environment = environment
-        let proxyVariables = ["http_proxy", "https_proxy", "all_proxy"].flatMap { [$0, $0.uppercased()] }
-        if let proxy = configuration.defaultProxy, !proxyVariables.contains(where: { environment[$0] != nil }) {
-            environment["http_proxy"] = proxy
-            environment["https_proxy"] = proxy
-        }
-        if let noProxy = configuration.defaultNoProxy, environment["no_proxy"] == nil, environment["NO_PROXY"] == nil {
-            environment["no_proxy"] = noProxy
-        }
-        return environment
-    }
-
     /// The tasks of this process's runs still downloading `assetIDs`.
     func runningTasks(for assetIDs: [String]) -> [Task<DownloadRun.Outcome, Never>] {
         activeRuns.values.flatMap { run in assetIDs.compactMap { run.task(for: $0) } }
