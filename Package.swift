@@ -94,11 +94,21 @@ let package = Package(
             ]
         ),
 
+        // The resident service: the scheduler that keeps subscriptions current, the single-instance lock,
+        // systemd's notify protocol and unit file. No server framework: `issues serve` adds HTTP on top.
+        .target(
+            name: "NewsstandService",
+            dependencies: [
+                "Newsstand", "NewsstandCore", "NewsstandSubscriptions", "CSystemShims",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+
         // MARK: - Command line
         .executableTarget(
             name: "issues",
             dependencies: [
-                "Newsstand",
+                "Newsstand", "NewsstandService",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -171,6 +181,14 @@ let package = Package(
             name: "IssuesCLITests",
             dependencies: ["issues", "Newsstand", "NewsstandTestSupport"],
             exclude: ["Fixtures/pty_screen.py"]  // run by path (#filePath), not a resource
+        ),
+        // The scheduler and the service: a simulated week against real loopback feeds, the plan's rules.
+        .testTarget(
+            name: "NewsstandServiceTests",
+            dependencies: [
+                "NewsstandService", "Newsstand", "NewsstandCore", "NewsstandSubscriptions", "NewsstandTestSupport",
+                .product(name: "Logging", package: "swift-log"),
+            ]
         ),
         // The public API as a dependent sees it: `import Newsstand`, never `@testable`.
         .testTarget(

@@ -131,7 +131,12 @@ extension Library {
         var report = subscribed
         report.notes += notes
         if !report.addedIssues.isEmpty { report.prunedIssues = try await applyKeep(of: id) }
-        try? await runBlocking { try store.writeStatus(id, checked: Date(), outcome: "subscribed") }
+        let status = CheckStatus(
+            checked: Date(), outcome: "subscribed",
+            hints: FeedHints(
+                ttlMinutes: read.document.ttlMinutes, notBefore: fetched.freshFor.map { Date() + $0.timeInterval },
+                notBeforeReason: fetched.freshFor == nil ? nil : .fresh))
+        try? await runBlocking { try store.writeStatus(id, status) }
         return report
     }
 
@@ -162,6 +167,12 @@ extension Library {
                     subscription.mediaPolicy = MediaPolicy(
                         preferredType: change.preferredType ?? subscription.mediaPolicy.preferredType,
                         maxBytes: change.maxBytes ?? subscription.mediaPolicy.maxBytes)
+                }
+                if let every = change.checkEvery {
+                    if let every, every < .seconds(60) {
+                        throw NewsstandError(.invalidConfiguration, "a check interval must be at least a minute")
+                    }
+                    subscription.checkEvery = every
                 }
                 if let mapping = change.mapping {
                     subscription.mappingJSON = mapping.map { String(decoding: $0, as: UTF8.self) }

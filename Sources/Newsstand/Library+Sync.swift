@@ -83,11 +83,12 @@ extension Library {
         }
     }
 
-    /// Refreshes one subscription; never throws (the report says what failed).
-    func refresh(_ subscription: Subscription, backfill: Bool) async -> SyncReport {
+    /// Refreshes one subscription; never throws (the report says what failed). `now` is when the check
+    /// counts as made (the scheduler's clock; the wall clock otherwise).
+    func refresh(_ subscription: Subscription, backfill: Bool, now: Date = Date()) async -> SyncReport {
         var report = SyncReport(subscription: subscription.name, outcome: .unchanged)
         do {
-            report = try await refreshOrThrow(subscription, backfill: backfill)
+            report = try await refreshOrThrow(subscription, backfill: backfill, now: now)
             if !report.addedIssues.isEmpty { report.prunedIssues = try await applyKeep(of: subscription.id) }
         } catch let error as NewsstandError {
             report.outcome = .failed(error)
@@ -102,14 +103,23 @@ extension Library {
             report.outcome = .failed(NewsstandError(.cancelled, "\(subscription.name): \(error)", underlying: error))
         }
         let store = SubscriptionStore(layout: layout)
-        let outcome: String
+        let status: CheckStatus
         switch report.outcome {
-        case .unchanged: outcome = "unchanged"
-        case .updated: outcome = "updated, \(report.addedIssues.count) new"
-        case .failed(let error): outcome = "failed: \(error.message)"
+        case .unchanged:
+            status = CheckStatus(checked: now, outcome: "unchanged", hints: report.hints)
+        case .updated:
+            status = CheckStatus(checked: now, outcome: "updated, \(report.addedIssues.count) new", hints: report.hints)
+        case .failed(let error):
+            // The feed's ttl is remembered across failures; a Retry-After holds the next check back.
+            let hints = FeedHints(
+                ttlMinutes: subscription.hints.ttlMinutes, notBefore: error.retryAfter.map { now + $0.timeInterval },
+                notBeforeReason: error.retryAfter == nil ? nil : .retryAfter)
+            status = CheckStatus(
+                checked: now, outcome: "failed: \(error.message)", failures: subscription.failures + 1, hints: hints)
         }
+        report.hints = status.hints
         let id = subscription.id
-        try? await runBlocking { try store.writeStatus(id, checked: Date(), outcome: outcome) }
+        try? await runBlocking { try store.writeStatus(id, status) }
         // Announced when a feed starts failing, not at every failed check: a feed down for a week is one event.
         if case .failed(let error) = report.outcome, !(subscription.lastOutcome?.hasPrefix("failed") ?? false) {
             let failing = CatalogEvent(kind: .subscriptionFailing, subscription: subscription.eventIdentity, reason: error.message)
@@ -124,7 +134,7 @@ extension Library {
         return report
     }
 
-    private func refreshOrThrow(_ subscription: Subscription, backfill: Bool) async throws -> SyncReport {
+    private func refreshOrThrow(_ subscription: Subscription, backfill: Bool, now: Date) async throws -> SyncReport {
         var report = SyncReport(subscription: subscription.name, outcome: .unchanged)
         let mapping = try subscription.mappingJSON.map { try FeedMapping(json: Data($0.utf8)) }
         // A backfill reads the whole body even when the feed has not changed: the items it adds are old
@@ -138,6 +148,10 @@ extension Library {
             headers: credentials.feedHeaders(subscription: subscription.id).sorted { $0.key < $1.key }
                 .map { ($0.key, $0.value) })
         var movedTo = fetched.permanentURL.flatMap { $0 == subscription.url ? nil : $0 }
+        // A 304 keeps the ttl of the body last read; a body brings its own (or none).
+        report.hints = FeedHints(
+            ttlMinutes: subscription.hints.ttlMinutes, notBefore: fetched.freshFor.map { now + $0.timeInterval },
+            notBeforeReason: fetched.freshFor == nil ? nil : .fresh)
         guard case .body(let body) = fetched.outcome else {
             // A 304 at the end of a permanent redirect moves nothing: no feed was read there (and the validators
             // sent were the old address's). A move is recorded only with a 200 whose feed parsed, below.
@@ -149,6 +163,8 @@ extension Library {
         }
         var notes: [String] = []
         let read = try await readFeed(body, from: fetched, mapping: mapping, following: false, notes: &notes)
+        report.hints.ttlMinutes = read.document.ttlMinutes
+        let hints = report.hints
         movedTo = read.url == subscription.url ? nil : read.url
         report.notes = notes
         report.movedTo = movedTo
@@ -182,12 +198,13 @@ extension Library {
                 current.format = document.format
                 let merge = FeedMerge(
                     subscription: current, document: document, selection: .refresh(backfill: backfill),
-                    today: IssueDate.utc(Date()))
+                    today: IssueDate.utc(now))
                 return try Library.commit(merge, catalog: catalog, store: store, alwaysWrite: true, announcing: events)
             }
         }
         committed.notes = notes + committed.notes
         committed.movedTo = movedTo
+        committed.hints = hints
         committed.outcome = .updated
         return committed
     }

@@ -93,6 +93,9 @@ public struct NewsstandError: Error, Sendable, CustomStringConvertible {
     public var errno: Int32?
     /// The HTTP status when a server's answer caused the failure (404, 410, …), else nil.
     public var httpStatus: Int?
+    /// How long the server asked to be left alone (`Retry-After` on the answer that failed), else nil: the
+    /// scheduler's next check of a feed waits at least this long.
+    package var retryAfter: Duration?
 
     /// Creates an error.
     /// - Parameters:

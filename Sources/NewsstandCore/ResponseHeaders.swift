@@ -58,3 +58,27 @@ package struct ContentRange: Hashable, Sendable {
         return Int64(text)
     }
 }
+
+/// How long a response says it stays fresh (RFC 9111 §4.2.1): `Cache-Control: max-age` first, else
+/// `Expires` less `Date`. The scheduler never checks a feed again before then.
+package enum Freshness {
+    /// The freshness lifetime, or nil when the response gives none (or forbids caching: `no-store`,
+    /// `no-cache`, which say nothing about how often to ask again, so they are no hint).
+    package static func lifetime(cacheControl: String?, expires: String?, date: String?) -> Duration? {
+        if let cacheControl {
+            for directive in cacheControl.split(separator: ",") {
+                let parts = directive.split(separator: "=", maxSplits: 1)
+                let name = parts[0].trimmingCharacters(in: .whitespaces).lowercased()
+                if name == "no-store" || name == "no-cache" { return nil }
+                guard name == "max-age", parts.count == 2 else { continue }
+                let value = parts[1].trimmingCharacters(in: .whitespaces).trimmingCharacters(in: CharacterSet(charactersIn: "\""))
+                // Capped at a year: a larger value is a publisher's "forever", not a schedule.
+                if let seconds = Int64(value), seconds >= 0 { return .seconds(min(seconds, 366 * 86_400)) }
+                return nil
+            }
+        }
+        guard let expires, let expiry = HTTPDate.parse(expires) else { return nil }
+        let now = date.flatMap(HTTPDate.parse) ?? Int64(Date().timeIntervalSince1970)
+        return .seconds(min(max(expiry - now, 0), 366 * 86_400))
+    }
+}

@@ -25,6 +25,8 @@ package struct FetchedDocument: Sendable {
     package var etag: String?
     package var lastModified: String?
     var contentType: String?
+    /// How long the answer says it stays fresh (`Cache-Control: max-age`, `Expires`): the next check waits.
+    package var freshFor: Duration?
 }
 
 /// The validators a conditional GET sends.
@@ -82,7 +84,12 @@ extension DownloadEngine {
             do {
                 return try await fetchDocumentOnce(url, validators: validators, maxBytes: maxBytes, headers: extra)
             } catch let error as TransientDocumentFailure {
-                guard attempt < 3 else { throw error.error }
+                // A server that asks for more than a short pause is asked again at the next check, not now.
+                guard attempt < 3, (error.retryAfter ?? .zero) <= .seconds(10) else {
+                    var failure = error.error
+                    failure.retryAfter = error.retryAfter
+                    throw failure
+                }
                 let delay = min(error.retryAfter ?? .milliseconds(500 * attempt), .seconds(10))
                 logger.debug("retrying \(url.absoluteString) in \(delay): \(error.error.message)")
                 try await Task.sleep(for: delay)
@@ -137,15 +144,18 @@ extension DownloadEngine {
                 let etag = answer.headers.first(name: "etag")
                 let lastModified = answer.headers.first(name: "last-modified")
                 let contentType = answer.headers.first(name: "content-type")
+                let freshFor = Freshness.lifetime(
+                    cacheControl: answer.headers[canonicalForm: "cache-control"].map(String.init).joined(separator: ","),
+                    expires: answer.headers.first(name: "expires"), date: answer.headers.first(name: "date"))
                 switch status {
                 case 304:
                     return FetchedDocument(
                         outcome: .notModified, requestedURL: url, finalURL: hop.url, permanentURL: moved, etag: etag ?? validators.etag,
-                        lastModified: lastModified ?? validators.lastModified, contentType: contentType)
+                        lastModified: lastModified ?? validators.lastModified, contentType: contentType, freshFor: freshFor)
                 case 200...299:
                     return FetchedDocument(
                         outcome: .body(answer.body), requestedURL: url, finalURL: hop.url, permanentURL: moved, etag: etag,
-                        lastModified: lastModified, contentType: contentType)
+                        lastModified: lastModified, contentType: contentType, freshFor: freshFor)
                 default:
                     let text = HTTPResponseStatus(statusCode: status).reasonPhrase
                     let error = NewsstandError(

@@ -28,6 +28,8 @@ package struct FeedDocument: Sendable, Equatable {
     /// The channel's Podcasting 2.0 `podcast:guid`: the show's identity wherever the feed lives, so a feed
     /// that moved to another URL is still recognised as the same subscription.
     package var podcastGUID: String? = nil
+    /// RSS `ttl`: how many minutes the publisher asks readers to wait between checks.
+    package var ttlMinutes: Int? = nil
 }
 
 /// One item of a feed: the future issue.

@@ -26,7 +26,7 @@ enum RSSReader {
     static let rssNamespaces: Set<String> = ["http://purl.org/rss/1.0/", "http://backend.userland.com/rss2"]
 
     private enum Field {
-        case feedTitle, newFeedURL, podcastGUID, title, itunesTitle, guid, pubDate, dcDate
+        case feedTitle, newFeedURL, podcastGUID, ttl, title, itunesTitle, guid, pubDate, dcDate
         /// `dcterms:issued`, `created`, `modified`, in that order of preference.
         case termsDate(Int)
     }
@@ -74,6 +74,8 @@ enum RSSReader {
                         capture = (tag.localName == "title" ? .feedTitle : .newFeedURL, xml.depth)
                     } else if podcast && tag.localName == "guid" {
                         capture = (.podcastGUID, xml.depth)
+                    } else if plain && tag.localName == "ttl" {
+                        capture = (.ttl, xml.depth)
                     }
                 case .item, .mediaGroup:
                     let media = tag.namespace.map { mediaRSS.contains($0) } ?? false
@@ -173,6 +175,13 @@ enum RSSReader {
         case .newFeedURL: document.movedTo = document.movedTo ?? context.movedTo(text)
         case .podcastGUID:
             if document.podcastGUID == nil, let guid = context.text(text), !guid.isEmpty { document.podcastGUID = guid }
+        case .ttl:
+            // Minutes (RSS 2.0); a week at most, so that a typo cannot stop a feed being checked.
+            if document.ttlMinutes == nil, let minutes = Int(text.trimmingCharacters(in: .whitespacesAndNewlines)),
+                minutes > 0
+            {
+                document.ttlMinutes = min(minutes, 7 * 24 * 60)
+            }
         case .title: item.title = item.title ?? context.text(text)
         case .itunesTitle: item.itunesTitle = item.itunesTitle ?? context.text(text)
         case .guid: item.guid = item.guid ?? context.text(text)

@@ -34,6 +34,13 @@ public struct Subscription: Sendable, Hashable, Identifiable {
     /// that an unchanged feed writes nothing to the catalog).
     public package(set) var lastChecked: Date?
     public package(set) var lastOutcome: String?
+    /// Checks that failed in a row since the last that did not (the scheduler backs off on them).
+    public package(set) var failures: Int = 0
+    /// What the feed and its server last said about when to ask again (kept with the last-checked status).
+    public package(set) var hints = FeedHints()
+    /// How often the scheduler checks the feed, when set by `configure --every`; else it adapts to how
+    /// often the feed publishes.
+    public package(set) var checkEvery: Duration? = nil
     /// The validators of the last body, sent with the next request.
     package var etag: String?
     package var lastModified: String?
@@ -95,6 +102,21 @@ package struct SubscriptionItem: Sendable, Hashable {
     package var firstSeen: IssueDate
     /// How it was last recognised: `id`, `enclosure` or `title-date`.
     package var matchedBy: String = "id"
+
+    package init(
+        id: String, aliases: [String] = [], enclosure: String? = nil, titleDate: String? = nil, issueName: String? = nil,
+        assetURLs: [String] = [], date: IssueDate? = nil, firstSeen: IssueDate, matchedBy: String = "id"
+    ) {
+        self.id = id
+        self.aliases = aliases
+        self.enclosure = enclosure
+        self.titleDate = titleDate
+        self.issueName = issueName
+        self.assetURLs = assetURLs
+        self.date = date
+        self.firstSeen = firstSeen
+        self.matchedBy = matchedBy
+    }
 }
 
 /// What to do with a new subscription's existing items.
@@ -152,6 +174,8 @@ public struct SubscriptionChange: Sendable {
     public var preferredType: String?? = nil
     /// The largest rendition taken; `.some(nil)` drops the limit.
     public var maxBytes: Int64?? = nil
+    /// How often the scheduler checks the feed; `.some(nil)` goes back to adapting to the feed.
+    public var checkEvery: Duration?? = nil
 
     public init(
         name: String? = nil, keep: Int?? = nil, downloadsAutomatically: Bool? = nil, isPaused: Bool? = nil,
@@ -198,6 +222,8 @@ public struct SyncReport: Sendable {
     public var extendedIssues: [String] = []
     /// Notes worth showing (an HTML page followed to its feed, items skipped for having no identity).
     public var notes: [String] = []
+    /// What the feed and its server said about the next check (kept with the last-checked status).
+    package var hints = FeedHints()
 
     /// The added issues still in the library after the subscription's `keep` pruned it: what to download.
     public var keptIssues: [String] {

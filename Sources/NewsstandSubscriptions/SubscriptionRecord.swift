@@ -67,6 +67,11 @@ enum SubscriptionRecord {
             bodyDigest: try object.optionalString("bodyDigest", at: ""),
             mappingJSON: try object.optionalString("mapping", at: ""), items: items)
         subscription.podcastGUID = try object.optionalString("podcastGUID", at: "")
+        switch object["every"] {
+        case nil, .null?: break
+        case .integer(let seconds)? where seconds >= 60 && seconds <= 366 * 86_400: subscription.checkEvery = .seconds(seconds)
+        default: throw CatalogShapeError("every is not a number of seconds between a minute and a year")
+        }
         let maxBytes: Int64?
         switch object["maxBytes"] {
         case nil, .null?: maxBytes = nil
@@ -111,6 +116,11 @@ enum SubscriptionRecord {
         writer.bool(subscription.downloadsAutomatically)
         writer.key("etag")
         writer.optionalString(subscription.etag)
+        // Written only when set, so the records of other subscriptions keep their bytes.
+        if let every = subscription.checkEvery {
+            writer.key("every")
+            writer.integer(every.components.seconds)
+        }
         writer.subscriptionFormatAndState(subscription)
         writer.key("items")
         writer.raw("[")
@@ -161,27 +171,59 @@ enum SubscriptionRecord {
     }
 }
 
-/// When a subscription was last checked and how it went: rewritten by every `sync`, so it lives in
-/// `.sync/`, outside the catalog; losing it loses nothing but the display.
-enum SyncStatusRecord {
-    static func encode(checked: Date, outcome: String) -> Data {
-        var writer = JSONWriter(capacity: 128)
+/// When a subscription was last checked, how it went and what the feed said about the next check:
+/// rewritten by every check, so it lives in `.sync/`, outside the catalog; losing it loses nothing but
+/// the display and the scheduler's memory of a backoff (the feed is then checked once more, soon).
+package struct CheckStatus: Sendable, Hashable {
+    package var checked: Date
+    package var outcome: String
+    package var failures: Int
+    package var hints: FeedHints
+
+    package init(checked: Date, outcome: String, failures: Int = 0, hints: FeedHints = FeedHints()) {
+        self.checked = checked
+        self.outcome = outcome
+        self.failures = failures
+        self.hints = hints
+    }
+
+    package func encoded() -> Data {
+        var writer = JSONWriter(capacity: 192)
         writer.raw("{")
         writer.key("checked", first: true)
         writer.string(checked.formatted(.iso8601))
+        writer.key("failures")
+        writer.integer(Int64(failures))
+        writer.key("notBefore")
+        writer.optionalString(hints.notBefore?.formatted(.iso8601))
+        writer.key("notBeforeReason")
+        writer.optionalString(hints.notBeforeReason?.rawValue)
         writer.key("outcome")
         writer.string(outcome)
+        writer.key("ttl")
+        writer.optionalInteger(hints.ttlMinutes.map(Int64.init))
         writer.raw("}\n")
         return Data(writer.bytes)
     }
 
-    static func decode(_ data: Data) -> (checked: Date, outcome: String)? {
+    /// The status, or nil for a file that does not read as one (it is only a cache of the last check).
+    package init?(decoding data: Data) {
         guard
             let value = try? data.withUnsafeBytes({ try JSONReader.parse($0.bindMemory(to: UInt8.self)) }),
             case .object(let object) = value, case .string(let checked)? = object["checked"],
             case .string(let outcome)? = object["outcome"], let date = try? Date(checked, strategy: .iso8601)
         else { return nil }
-        return (date, outcome)
+        self.checked = date
+        self.outcome = outcome
+        if case .integer(let count)? = object["failures"], count >= 0, count < 10_000 { failures = Int(count) } else { failures = 0 }
+        hints = FeedHints()
+        if case .integer(let ttl)? = object["ttl"], ttl > 0, ttl <= 7 * 24 * 60 { hints.ttlMinutes = Int(ttl) }
+        if case .string(let text)? = object["notBefore"], let notBefore = try? Date(text, strategy: .iso8601),
+            case .string(let reason)? = object["notBeforeReason"], let known = FeedHints.ServerReason(rawValue: reason)
+        {
+            hints.notBefore = notBefore
+            hints.notBeforeReason = known
+        }
     }
 }
 

@@ -42,9 +42,11 @@ package struct SubscriptionStore: Sendable {
         let path = layout.subscription(id)
         guard let data = try AtomicFile.read(path) else { return nil }
         var subscription = try SubscriptionRecord.decode(data, path: path)
-        if let status = try? AtomicFile.read(layout.syncStatus(id)).flatMap(SyncStatusRecord.decode) {
+        if let status = try? AtomicFile.read(layout.syncStatus(id)).flatMap(CheckStatus.init(decoding:)) {
             subscription.lastChecked = status.checked
             subscription.lastOutcome = status.outcome
+            subscription.failures = status.failures
+            subscription.hints = status.hints
         }
         return subscription
     }
@@ -96,11 +98,11 @@ package struct SubscriptionStore: Sendable {
         try POSIX.unlinkIfPresent(layout.syncStatus(id))
     }
 
-    /// Records when a subscription was last checked; not durable (it is only shown).
-    package func writeStatus(_ id: String, checked: Date, outcome: String) throws {
+    /// Records when a subscription was last checked and what came of it; not durable (a lost status only
+    /// makes the next check come sooner).
+    package func writeStatus(_ id: String, _ status: CheckStatus) throws {
         try POSIX.makeDirectory(layout.syncStatus)
-        try AtomicFile.write(
-            SyncStatusRecord.encode(checked: checked, outcome: outcome), to: layout.syncStatus(id), durable: false)
+        try AtomicFile.write(status.encoded(), to: layout.syncStatus(id), durable: false)
     }
 
     package static func notFound(_ name: String) -> NewsstandError {

@@ -46,6 +46,8 @@ public struct Faults: Sendable, Equatable {
     public var omitContentLength: Bool
     /// `Content-Disposition` header to add to normal responses.
     public var contentDisposition: String?
+    /// More headers for normal and 304 responses (`Cache-Control`, `Expires`), by name.
+    public var extraHeaders: [String: String] = [:]
     /// Send the ETag as `W/"..."`; a weak ETag never satisfies `If-Range`.
     public var weakETag: Bool
     /// Send `Last-Modified` but no `ETag`, so `If-Range` carries a date.

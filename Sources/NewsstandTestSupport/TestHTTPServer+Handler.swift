@@ -175,6 +175,7 @@ final class TestHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
         if let etag { headers.add(name: "ETag", value: etag) }
         if let lastModified { headers.add(name: "Last-Modified", value: HTTPDate.format(lastModified)) }
         if let disposition = faults.contentDisposition { headers.add(name: "Content-Disposition", value: disposition) }
+        for (name, value) in faults.extraHeaders.sorted(by: { $0.key < $1.key }) { headers.add(name: name, value: value) }
 
         // Conditional GET (RFC 9110 §13.2.2): If-None-Match wins over If-Modified-Since.
         let notModified: Bool
