@@ -18,7 +18,7 @@ public actor Library {
     public nonisolated let rootURL: URL
     /// How downloads and unpacking behave.
     public nonisolated let configuration: Configuration
-    nonisolated let layout: LibraryLayout
+    package nonisolated let layout: LibraryLayout
     nonisolated let catalog: Catalog
     nonisolated let logger: Logger
     /// Hands the events of this process's changes to the library's hooks (`config.json`), after each commit.

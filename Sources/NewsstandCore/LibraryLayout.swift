@@ -73,6 +73,9 @@ package struct LibraryLayout: Sendable, Hashable {
     /// Last-checked times and outcomes: rewritten by every `sync`, so kept out of the catalog.
     package var syncStatus: String { root + "/.sync" }
     package func syncStatus(_ id: String) -> String { "\(syncStatus)/\(id).json" }
+    /// Held by the one service (`issues serve`) running on the library, with its PID beside it.
+    package var serviceLock: String { syncStatus + "/service.lock" }
+    package var servicePID: String { syncStatus + "/service.pid" }
 
     // MARK: Downloads
 

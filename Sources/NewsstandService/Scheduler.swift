@@ -80,6 +80,9 @@ public actor Scheduler {
         continuation?.yield(.reload)
     }
 
+    /// Returns once the scheduler's actor runs this: the watchdog's proof that it is not wedged.
+    public func heartbeat() {}
+
     /// Runs until the task is cancelled. Checks and downloads in flight are cancelled then: a merge is one
     /// crash-safe commit and a download resumes from its bytes, so nothing is left half-done.
     public func run() async throws {

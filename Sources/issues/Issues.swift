@@ -33,7 +33,8 @@ struct Issues: AsyncParsableCommand {
         subcommands: [
             Add.self, AddAsset.self, Download.self, Resume.self, List.self, Show.self, Path.self, Open.self,
             Remove.self, Import.self, Export.self, Verify.self, Pin.self, Unpin.self, Prune.self, Subscribe.self,
-            Sync.self, Subscriptions.self, Unsubscribe.self, Configure.self, Pause.self, Unpause.self, Events.self,
+            Sync.self, Subscriptions.self, Unsubscribe.self, Configure.self, Pause.self, Unpause.self, Schedule.self, Events.self,
+            Service.self,
             Config.self,
         ]
     )

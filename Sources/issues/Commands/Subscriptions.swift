@@ -119,6 +119,17 @@ struct Configure: AsyncParsableCommand {
     @Flag(name: .long, help: "Drop --max-bytes.")
     var noMaxBytes = false
 
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Check the feed this often (15m, 6h, 1d) instead of adapting to how often it publishes.",
+            discussion: "The feed's ttl and the server's Cache-Control or Retry-After can still push a check later.",
+            valueName: "interval"))
+    var every: Interval?
+
+    @Flag(name: .long, help: "Drop --every: adapt to how often the feed publishes.")
+    var adaptive = false
+
     func validate() throws {
         if keep != nil && keepAll { throw ValidationError("--keep and --keep-all cannot be combined") }
         if let keep, keep < 1 { throw ValidationError("--keep must be at least 1") }
@@ -126,6 +137,8 @@ struct Configure: AsyncParsableCommand {
         if dryRun && keep == nil { throw ValidationError("--dry-run goes with --keep") }
         if prefer != nil && noPrefer { throw ValidationError("--prefer and --no-prefer cannot be combined") }
         if maxBytes != nil && noMaxBytes { throw ValidationError("--max-bytes and --no-max-bytes cannot be combined") }
+        if every != nil && adaptive { throw ValidationError("--every and --adaptive cannot be combined") }
+        if let every, every.seconds < 60 { throw ValidationError("--every must be at least 1m") }
         if let prefer, MediaPolicy.normalized(prefer) == nil {
             throw ValidationError("--prefer takes a MIME type (audio/opus) or a prefix (audio/), not \(prefer.debugDescription)")
         }
@@ -141,6 +154,8 @@ struct Configure: AsyncParsableCommand {
         if noPrefer { change.preferredType = .some(nil) }
         if let maxBytes { change.maxBytes = .some(maxBytes.bytes) }
         if noMaxBytes { change.maxBytes = .some(nil) }
+        if let every { change.checkEvery = .some(every.duration) }
+        if adaptive { change.checkEvery = .some(nil) }
         let library = try await libraryOptions.open(create: false)
         if dryRun, let keep {
             guard let subscription = try await library.subscription(named: name) else {

@@ -1,0 +1,69 @@
+import Foundation
+import Logging
+import Newsstand
+import ServiceLifecycle
+import UnixSignals
+
+/// The scheduler as a member of the process's `ServiceGroup`: a graceful shutdown (SIGTERM) cancels it, which
+/// checkpoints what is in flight (a merge is one commit; a download keeps its bytes for the next start).
+public struct SchedulerService: Service {
+    public let scheduler: Scheduler
+
+    public init(scheduler: Scheduler) {
+        self.scheduler = scheduler
+    }
+
+    public func run() async throws {
+        try await cancelWhenGracefulShutdown {
+            try await scheduler.run()
+        }
+    }
+}
+
+/// systemd's watchdog: `WATCHDOG=1` every half `WATCHDOG_USEC`, each only after the scheduler answered (an
+/// actor hop), so a wedged scheduler stops the pings and systemd restarts the service. Idle without a
+/// watchdog: then it waits for the shutdown and nothing else.
+public struct WatchdogService: Service {
+    let notifier: SystemdNotifier
+    let scheduler: Scheduler
+
+    public init(notifier: SystemdNotifier, scheduler: Scheduler) {
+        self.notifier = notifier
+        self.scheduler = scheduler
+    }
+
+    public func run() async throws {
+        guard let interval = notifier.watchdogInterval else {
+            try? await gracefulShutdown()
+            return
+        }
+        try? await cancelWhenGracefulShutdown {
+            while true {
+                await scheduler.heartbeat()
+                notifier.notify("WATCHDOG=1")
+                try await Task.sleep(for: interval)
+            }
+        }
+    }
+}
+
+/// SIGHUP re-reads the configuration (through `reload`) and the subscriptions' plans.
+public struct ReloadService: Service {
+    let scheduler: Scheduler
+    let reload: @Sendable () async -> Void
+
+    public init(scheduler: Scheduler, reload: @escaping @Sendable () async -> Void) {
+        self.scheduler = scheduler
+        self.reload = reload
+    }
+
+    public func run() async throws {
+        let hangups = await UnixSignalsSequence(trapping: .sighup)
+        await cancelWhenGracefulShutdown {
+            for await _ in hangups {
+                await reload()
+                await scheduler.reload()
+            }
+        }
+    }
+}
