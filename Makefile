@@ -6,6 +6,8 @@ APT_GET    := $(shell command -v sudo >/dev/null 2>&1 && [ "$$(id -u)" != 0 ] &&
 # Debian packages each target needs: package name = a file it installs.
 BUILD_PKGS := libarchive-dev:/usr/include/archive.h pkg-config:/usr/bin/pkg-config
 TEST_PKGS  := curl:/usr/bin/curl python3:/usr/bin/python3 openssl:/usr/bin/openssl
+# The service test checks the unit file with `systemd-analyze verify`.
+TEST_PKGS  += systemd:/usr/bin/systemd-analyze
 BENCH_PKGS := nginx-light:/usr/sbin/nginx aria2:/usr/bin/aria2c libarchive-tools:/usr/bin/bsdtar curl:/usr/bin/curl unzip:/usr/bin/unzip python3:/usr/bin/python3
 DEMO_PKGS  := python3:/usr/bin/python3
 # The install test renders the man page with `man -l`.
