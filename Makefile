@@ -120,6 +120,12 @@ test: test-deps
 bench: bench-deps release
 	python3 bench/bench.py
 
+# The scheduler's simulated week at the issue's size: 1,000 feeds (`make test` runs 100).
+.PHONY: schedule-week
+schedule-week: test-deps
+	$(SWIFT) build --build-tests $(IMPORT_CHECK)
+	ISSUES_SCHEDULE_FEEDS=1000 $(SWIFT) test --skip-build --filter SimulatedWeekTests
+
 demo: demo-deps
 	$(SWIFT) build --product issues
 	$(SWIFT) build --product sample-server
