@@ -12,12 +12,21 @@ extension Library {
             .sorted { ($0.plan.due ?? .distantFuture, $0.subscription.name) < ($1.plan.due ?? .distantFuture, $1.subscription.name) }
     }
 
-    /// Checks the subscription with this identifier as `sync` would, counting the check as made at `now`.
-    /// Returns nil when the subscription no longer exists.
-    package func check(subscriptionID id: String, now: Date) async -> SyncReport? {
+    /// Checks the subscription with this identifier as `sync` would, counting the check as made at `now`,
+    /// and returns the report with the plan it leaves. Nil when the subscription no longer exists.
+    package func check(subscriptionID id: String, now: Date) async -> (report: SyncReport, next: CheckPlan?)? {
         let store = SubscriptionStore(layout: layout)
-        guard let subscription = try? await runBlocking({ try store.load(id) }) else { return nil }
-        return await refresh(subscription, backfill: false, now: now)
+        guard var subscription = try? await runBlocking({ try store.load(id) }) else { return nil }
+        let report = await refresh(subscription, backfill: false, now: now)
+        if case .unchanged = report.outcome {
+            // Nothing but the status changed (most checks): the plan follows without reading the record again.
+            subscription.lastChecked = now
+            subscription.lastOutcome = "unchanged"
+            subscription.failures = 0
+            subscription.hints = report.hints
+            return (report, CheckPlan.plan(for: subscription, now: now))
+        }
+        return (report, await plan(subscriptionID: id, now: now)?.plan)
     }
 }
 

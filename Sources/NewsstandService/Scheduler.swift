@@ -48,7 +48,7 @@ public actor Scheduler {
     private enum Wake: Sendable {
         case timer
         case reload
-        case finishedCheck(id: String, origin: String, report: SyncReport?, downloads: [(String, String)])
+        case finishedCheck(id: String, origin: String, report: SyncReport?, next: CheckPlan?, downloads: [(String, String)])
         case finishedDownload(issue: String, origin: String)
     }
 
@@ -159,14 +159,15 @@ public actor Scheduler {
         case .check(let id):
             onEvent(.checking(subscription: item.name, origin: item.origin, due: item.due, at: now))
             group.addTask {
-                let report = await library.check(subscriptionID: id, now: clock.now())
+                let checked = await library.check(subscriptionID: id, now: clock.now())
                 var downloads: [(String, String)] = []
-                if let report, report.downloadsNewIssues {
+                if let report = checked?.report, report.downloadsNewIssues {
                     for name in report.keptIssues {
                         if let origin = await library.downloadOrigin(ofIssueNamed: name) { downloads.append((name, origin)) }
                     }
                 }
-                continuation.yield(.finishedCheck(id: id, origin: item.origin, report: report, downloads: downloads))
+                continuation.yield(
+                    .finishedCheck(id: id, origin: item.origin, report: checked?.report, next: checked?.next, downloads: downloads))
             }
         case .download(let issue):
             onEvent(.downloading(issue: issue, origin: item.origin, at: now))
@@ -192,12 +193,15 @@ public actor Scheduler {
             guard reloadRequested else { return }
             reloadRequested = false
             try? await reloadAll()
-        case .finishedCheck(let id, let origin, let report, let downloads):
+        case .finishedCheck(let id, let origin, let report, let next, let downloads):
             slots.finished(origin)
             running.remove(.check(id: id))
-            let planned = await library.plan(subscriptionID: id, now: clock.now())
-            if let report { onEvent(.checked(subscription: report.subscription, report: report, next: planned?.plan)) }
-            if let planned { schedule(planned.subscription, planned.plan) }
+            if let report { onEvent(.checked(subscription: report.subscription, report: report, next: next)) }
+            if let report, let next {
+                schedule(id: id, name: report.subscription, origin: origin, plan: next)
+            } else {
+                pending[.check(id: id)] = nil  // removed meanwhile
+            }
             for (name, host) in downloads where !running.contains(.download(issue: name)) {
                 let job = Job.download(issue: name)
                 pending[job] = Pending(job: job, name: name, origin: host, due: clock.now())
@@ -217,12 +221,15 @@ public actor Scheduler {
     }
 
     private func schedule(_ subscription: Subscription, _ plan: CheckPlan) {
-        let job = Job.check(id: subscription.id)
+        schedule(id: subscription.id, name: subscription.name, origin: URLCredentials.origin(of: subscription.url), plan: plan)
+    }
+
+    private func schedule(id: String, name: String, origin: String, plan: CheckPlan) {
+        let job = Job.check(id: id)
         guard let due = plan.due, !running.contains(job) else {
             pending[job] = nil
             return
         }
-        pending[job] = Pending(
-            job: job, name: subscription.name, origin: URLCredentials.origin(of: subscription.url), due: due)
+        pending[job] = Pending(job: job, name: name, origin: origin, due: due)
     }
 }

@@ -14,7 +14,7 @@ import Testing
 /// and gone feeds are never fetched, and no origin ever has more than 2 requests at a time or two starts
 /// less than a second apart. `ISSUES_SCHEDULE_FEEDS` sets the number of feeds (100 here; `make
 /// schedule-week` runs 1,000).
-@Suite(.timeLimit(.minutes(10))) struct SimulatedWeekTests {
+@Suite(.timeLimit(.minutes(30))) struct SimulatedWeekTests {
     struct Kind {
         var perWeek: Int
         var ttl: Int? = nil
