@@ -27,6 +27,9 @@ public actor Scheduler {
         public var perHost = 2
         /// Seconds between two starts at one origin.
         public var spacing: TimeInterval = 1
+        /// Jobs at a time over all origins: bounds memory and the catalog's lock queue when hundreds of feeds
+        /// on different hosts are due together.
+        public var concurrent = 8
         /// How new issues are downloaded; each download job takes one slot, so `jobs` is 1.
         public var download = DownloadOptions(jobs: 1)
 
@@ -131,6 +134,7 @@ public actor Scheduler {
             return (a.due, a.name) < (b.due, b.name)
         }
         for item in order {
+            guard running.count < options.concurrent else { break }  // a finish wakes us
             guard item.due <= now else {
                 wake(at: item.due)
                 continue

@@ -71,6 +71,24 @@ import Testing
 
                 r = try run(["schedule"], library)
                 #expect(r.status == 0 && r.stdout.contains("SUBSCRIPTION") && r.stdout.contains("paused"))
+
+                // A feed that keeps failing is announced once, when it starts failing; a 410 pauses it for good.
+                r = try run(["sync", "Busy"], library)
+                #expect(r.status == 1)
+                rows = try schedule(library)
+                #expect(rows["Busy"]?["failures"] as? Int == 2)
+                server.setFaults("/busy.xml", Faults(status: 410))
+                r = try run(["sync", "Busy"], library)
+                #expect(r.status == 1 && r.stderr.contains("gone"))
+                rows = try schedule(library)
+                #expect(rows["Busy"]?["reason"] as? String == "gone" && rows["Busy"]?["nextCheck"] is NSNull)
+                r = try run(["events", "--json"], library)
+                let kinds = r.stdout.split(separator: "\n").compactMap { line -> String? in
+                    guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else { return nil }
+                    return object["kind"] as? String
+                }
+                #expect(kinds.filter { $0 == "subscription.failing" }.count == 1, "\(kinds)")
+                #expect(kinds.filter { $0 == "subscription.gone" }.count == 1, "\(kinds)")
             }
         }
     }
