@@ -14,6 +14,31 @@
 // CLibArchive imports CSystemShims on the line before it; otherwise the owner would depend on how
 // the build happens to batch files together.
 #include <sys/stat.h>
+#ifdef __linux__
+// Declared here rather than through <sys/random.h>, whose includes clash with Swift's Glibc module.
+extern ssize_t getrandom(void *buffer, size_t length, unsigned int flags);
+#endif
+
+/// Fills `buffer` with `count` random bytes from the kernel (getrandom(2), no file opened): the
+/// standard library's generator opened /dev/urandom for each value in a static build, two opens per
+/// imported issue. Returns 0, or -1 when fewer bytes came.
+static inline int newsstand_random_bytes(void *buffer, unsigned long count) {
+#ifdef __linux__
+    unsigned long done = 0;
+    while (done < count) {
+        long n = getrandom((char *)buffer + done, count - done, 0);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            return -1;
+        }
+        done += (unsigned long)n;
+    }
+    return 0;
+#else
+    arc4random_buf(buffer, count);
+    return 0;
+#endif
+}
 
 /// Starts writeback of a byte range without waiting for it (sync_file_range(2) with
 /// SYNC_FILE_RANGE_WRITE), so that a later fsync of a large download has little left to do.

@@ -416,7 +416,7 @@ public actor Library {
     /// A new asset identifier: 64 random bits in hex, unique without consulting the catalog (the
     /// chance of two equal among a million assets is about 3 in 100 million).
     static func newAssetID() -> String {
-        let id = String(UInt64.random(in: 0...UInt64.max), radix: 16)
+        let id = String(RandomBytes.uint64(), radix: 16)
         return String(repeating: "0", count: 16 - id.count) + id
     }
 }
