@@ -51,11 +51,34 @@ extension Library {
     }
 }
 
-/// Lets the catalog, made before the hooks are read, wake their delivery once it exists.
+/// Lets the catalog, made before the hooks are read, wake their delivery once it exists; holds the
+/// delivery the library uses, which ``Library/reloadHooks()`` replaces.
 final class EventWake: Sendable {
     private let target = Mutex<HookDelivery?>(nil)
 
     func set(_ delivery: HookDelivery) { target.withLock { $0 = delivery } }
 
     func fire() { target.withLock { $0 }?.nudge() }
+
+    /// The delivery in use; set once by `open` before the library exists.
+    var current: HookDelivery {
+        guard let delivery = target.withLock({ $0 }) else { preconditionFailure("the library's hook delivery is set by open") }
+        return delivery
+    }
+}
+
+extension Library {
+    /// Reads the hooks of the library's `config.json` again (a service's SIGHUP): new hooks start at the log's
+    /// end, removed ones stop; events already handed to a hook stay acknowledged.
+    /// - Throws: `.invalidHooks` naming the file when the new hooks cannot be used (the old ones stay).
+    public func reloadHooks() async throws {
+        let layout = self.layout
+        let hooks = try await runBlocking { try HookConfiguration.read(layout.config) }
+        let delivery = HookDelivery(catalog: catalog, layout: layout, hooks: hooks, logger: logger)
+        if !hooks.isEmpty { try await runBlocking { try delivery.startNewHooks() } }
+        let old = self.delivery
+        wake.set(delivery)
+        await old.drain()
+        delivery.nudge()
+    }
 }

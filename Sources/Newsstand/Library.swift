@@ -22,7 +22,9 @@ public actor Library {
     nonisolated let catalog: Catalog
     nonisolated let logger: Logger
     /// Hands the events of this process's changes to the library's hooks (`config.json`), after each commit.
-    nonisolated let delivery: HookDelivery
+    /// The hooks' delivery, replaced by ``reloadHooks()``.
+    nonisolated var delivery: HookDelivery { wake.current }
+    nonisolated let wake: EventWake
     /// The passwords taken out of URLs and the feeds' headers (`.credentials.json`, 0600), which the engine
     /// reads for every request.
     nonisolated let credentials: CredentialStore
@@ -34,13 +36,13 @@ public actor Library {
     var queuedChanges: [QueuedChange] = []
     var isFlushing = false
 
-    private init(rootURL: URL, configuration: Configuration, logger: Logger, catalog: Catalog, delivery: HookDelivery) {
+    private init(rootURL: URL, configuration: Configuration, logger: Logger, catalog: Catalog, wake: EventWake) {
         self.rootURL = rootURL
         self.configuration = configuration
         self.layout = catalog.layout
         self.catalog = catalog
         self.logger = logger
-        self.delivery = delivery
+        self.wake = wake
         self.credentials = CredentialStore(layout: catalog.layout)
     }
 
@@ -88,7 +90,7 @@ public actor Library {
         let delivery = HookDelivery(catalog: catalog, layout: layout, hooks: hooks, logger: logger)
         if !hooks.isEmpty { try await runBlocking { try delivery.startNewHooks() } }
         wake.set(delivery)
-        return Library(rootURL: root, configuration: configuration, logger: logger, catalog: catalog, delivery: delivery)
+        return Library(rootURL: root, configuration: configuration, logger: logger, catalog: catalog, wake: wake)
     }
 
     private static func makeCatalog(

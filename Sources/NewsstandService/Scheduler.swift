@@ -88,7 +88,9 @@ public actor Scheduler {
 
     /// Runs until the task is cancelled. Checks and downloads in flight are cancelled then: a merge is one
     /// crash-safe commit and a download resumes from its bytes, so nothing is left half-done.
-    public func run() async throws {
+    /// - Parameter onReady: Called once the plans are read and interrupted downloads queued (the service's
+    ///   `READY=1`).
+    public func run(onReady: @Sendable () -> Void = {}) async throws {
         let (wakes, continuation) = AsyncStream<Wake>.makeStream()
         self.continuation = continuation
         defer { continuation.finish() }
@@ -97,6 +99,7 @@ public actor Scheduler {
             let job = Job.download(issue: name)
             pending[job] = Pending(job: job, name: name, origin: origin, due: clock.now())
         }
+        onReady()
         var iterator = wakes.makeAsyncIterator()
         await withDiscardingTaskGroup { group in
             var timer: Task<Void, Never>?

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Logging
 import Newsstand
 import ServiceLifecycle
@@ -8,16 +9,41 @@ import UnixSignals
 /// checkpoints what is in flight (a merge is one commit; a download keeps its bytes for the next start).
 public struct SchedulerService: Service {
     public let scheduler: Scheduler
+    let onReady: @Sendable () -> Void
 
-    public init(scheduler: Scheduler) {
+    public init(scheduler: Scheduler, onReady: @escaping @Sendable () -> Void = {}) {
         self.scheduler = scheduler
+        self.onReady = onReady
     }
 
     public func run() async throws {
         try await cancelWhenGracefulShutdown {
-            try await scheduler.run()
+            try await scheduler.run(onReady: onReady)
         }
     }
+}
+
+/// Says `READY=1` once every part the service waits for has said it is up (the scheduler's plans read, the
+/// server listening), and `STOPPING=1` at a graceful shutdown.
+public final class Readiness: Sendable {
+    private let notifier: SystemdNotifier
+    private let waiting: Mutex<Set<String>>
+
+    public init(notifier: SystemdNotifier, parts: Set<String>) {
+        self.notifier = notifier
+        self.waiting = Mutex(parts)
+    }
+
+    /// `part` is up; the last one sends `READY=1`.
+    public func ready(_ part: String) {
+        let all = waiting.withLock { waiting -> Bool in
+            guard waiting.remove(part) != nil else { return false }
+            return waiting.isEmpty
+        }
+        if all { notifier.notify("READY=1") }
+    }
+
+    public func stopping() { notifier.notify("STOPPING=1") }
 }
 
 /// systemd's watchdog: `WATCHDOG=1` every half `WATCHDOG_USEC`, each only after the scheduler answered (an

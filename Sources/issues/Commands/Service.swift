@@ -3,8 +3,9 @@ import Foundation
 import Newsstand
 import NewsstandService
 
-struct Service: AsyncParsableCommand {
+struct ServiceCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "service",
         abstract: "Install or remove the systemd unit that runs `issues serve` for this library.",
         subcommands: [ServiceInstall.self, ServiceUninstall.self])
 }
