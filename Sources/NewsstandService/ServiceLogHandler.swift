@@ -65,7 +65,7 @@ extension SchedulerEvent {
             case .failed(let error): outcome = "failed: \(error.message)"
             }
             let plan = next.map { plan in
-                plan.due.map { "; next check \($0.formatted(.iso8601)) (\(plan.reason.rawValue): \(plan.explanation))" } ?? "; \(plan.explanation)"
+                plan.due.map { "; next check \($0.formatted(.iso8601)) (\(plan.explanation))" } ?? "; \(plan.explanation)"
             } ?? ""
             if case .failed = report.outcome { return (.warning, "\(name.debugDescription): \(outcome)\(plan)") }
             return (.info, "\(name.debugDescription): \(outcome)\(plan)")
