@@ -32,6 +32,7 @@ import catalog  # noqa: E402
 import feeds  # noqa: E402
 import ratelimit  # noqa: E402
 import segments  # noqa: E402
+import service  # noqa: E402
 import harness  # noqa: E402
 import large  # noqa: E402
 import many  # noqa: E402
@@ -39,7 +40,7 @@ import unpack  # noqa: E402
 from harness import BenchError, Nginx, Report, Terminated, log  # noqa: E402
 
 # In table order.
-BENCHMARKS = (large, many, segments, unpack, catalog, feeds, ratelimit)
+BENCHMARKS = (large, many, segments, unpack, catalog, feeds, ratelimit, service)
 ALIASES = {"scale": "catalog"}  # the old name of the library-scale rows
 
 

@@ -217,6 +217,7 @@ class Nginx:
         self.root, self.www = root, www
         self.proc = None
         self.port = None
+        self.extra_listen = []  # more loopback addresses to listen on, as other hosts (the service bench)
 
     def start(self):
         nginx = shutil.which("nginx") or "/usr/sbin/nginx"
@@ -253,6 +254,7 @@ http {{
     scgi_temp_path {conf_dir}/scgi;
     server {{
         listen 127.0.0.1:{self.port};
+        {"".join(f"listen {a}:{self.port}; " for a in self.extra_listen)}
         root {self.www};
         location / {{ }}
         # A publisher's CDN that caps each connection (the segments benchmark).
