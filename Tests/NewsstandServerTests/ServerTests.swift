@@ -68,7 +68,8 @@ struct ServerTests {
     @Test func loopbackNamesAreAllowed() async throws {
         try await withServer { served in
             for host in ["localhost:\(served.port)", "[::1]:\(served.port)", "127.0.0.1:\(served.port)"] {
-                #expect(try await served.request(.GET, "/", headers: [("Host", host)]).status == 200)
+                let answer = try await served.request(.GET, "/", headers: [("Host", host)])
+                #expect(answer.status == 200, "\(host)")
             }
         }
     }

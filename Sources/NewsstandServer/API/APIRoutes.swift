@@ -93,7 +93,7 @@ enum APIRoutes {
             let body = try await request.collectBody(upTo: 1 << 20)
             let asked: SubscribeRequest
             do {
-                asked = try JSONDecoder().decode(SubscribeRequest.self, from: Data(buffer: body))
+                asked = try JSONDecoder().decode(SubscribeRequest.self, from: Data(body.readableBytesView))
             } catch {
                 throw QueryError("the body must be {\"url\": \"https://…\"}")
             }
@@ -146,8 +146,9 @@ enum APIRoutes {
                 events.append(event)
                 if events.count == limit { break }
             }
-            let cursor = try await events.last.map(\.cursor) ?? state.library.lastEventCursor()
-            return try Responses.json(EventList(cursor: max(cursor, since), events: events), request: request)
+            var cursor = since
+            if let last = events.last { cursor = last.cursor } else { cursor = max(since, try await state.library.lastEventCursor()) }
+            return try Responses.json(EventList(cursor: cursor, events: events), request: request)
         }
 
         // Anything else under /api/ is a JSON 404, not the HTML one.

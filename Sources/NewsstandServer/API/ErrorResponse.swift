@@ -38,7 +38,7 @@ enum ErrorResponse {
             return .badRequest
         case .httpStatus, .network, .tooManyRedirects: return .badGateway
         case .subscriptionGone: return .gone
-        case .insufficientSpace, .diskFull: return .insufficientStorage
+        case .insufficientSpace, .diskFull: return HTTPResponse.Status(code: 507, reasonPhrase: "Insufficient Storage")
         default: return .internalServerError
         }
     }

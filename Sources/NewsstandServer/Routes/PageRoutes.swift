@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import Logging
 import Newsstand
 import NewsstandCore
 import NewsstandDownload

@@ -4,6 +4,7 @@ import Logging
 import Newsstand
 import NewsstandServer
 import ServiceLifecycle
+import UnixSignals
 
 struct Serve: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
