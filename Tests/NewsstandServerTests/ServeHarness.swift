@@ -78,7 +78,9 @@ func withServer<T: Sendable>(
         let running = Task { try await group.run() }
         var iterator = ports.makeAsyncIterator()
         guard let port = await iterator.next() else { throw CancellationError() }
-        let client = HTTPClient(eventLoopGroupProvider: .singleton)
+        // Redirects are answers under test, not followed.
+        let client = HTTPClient(
+            eventLoopGroupProvider: .singleton, configuration: HTTPClient.Configuration(redirectConfiguration: .disallow))
         let served = Served(library: library, port: port, client: client)
         let result: T
         do {

@@ -14,7 +14,7 @@ enum APIRoutes {
         api.get("openapi.json") { request, _ -> Response in
             var response = Response(
                 status: .ok, headers: [.contentType: "application/json; charset=utf-8", .cacheControl: "no-cache"],
-                body: ResponseBody(byteBuffer: ByteBuffer(string: OpenAPIDocument.json)))
+                body: ResponseBody(byteBuffer: ByteBuffer(string: OpenAPIDocument.json + "\n")))
             let etag = "\"openapi-\(OpenAPIDocument.json.utf8.count)-\(NewsstandInfo.version)\""
             response.headers[.eTag] = etag
             if let match = request.headers[.ifNoneMatch], FileResponse.matches(match, etag) {
