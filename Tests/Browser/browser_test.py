@@ -198,6 +198,13 @@ def main():
         for entry in errors:
             print(f"  console: {entry['message']}")
         check(not errors, f"no console errors ({len(errors)})")
+    except Exception:
+        if driver:
+            ARTIFACTS.mkdir(parents=True, exist_ok=True)
+            driver.save_screenshot(str(ARTIFACTS / "failure.png"))
+            (ARTIFACTS / "failure.html").write_text(driver.page_source)
+            print(f"failed at {driver.current_url}; screenshot and page in {ARTIFACTS}/failure.*")
+        raise
     finally:
         if driver:
             driver.quit()

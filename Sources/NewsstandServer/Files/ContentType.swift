@@ -21,6 +21,11 @@ enum ContentType {
         return types[path[path.index(after: dot)...].lowercased()] ?? "application/octet-stream"
     }
 
+    /// Whether the browser would run scripts in it (HTML, XML, SVG): such files are served sandboxed.
+    static func isActive(_ type: String) -> Bool {
+        type.hasPrefix("text/html") || type.contains("xml") || type.hasPrefix("image/svg")
+    }
+
     /// Whether a browser plays it in an `<audio>` / `<video>` element.
     static func isAudio(_ type: String) -> Bool { type.hasPrefix("audio/") }
     static func isVideo(_ type: String) -> Bool { type.hasPrefix("video/") }

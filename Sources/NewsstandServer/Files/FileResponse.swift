@@ -17,12 +17,15 @@ enum FileResponse {
         guard stat(path, &info) == 0 else { throw HTTPError(.notFound) }
         let size = Int(info.st_size)
         let etag = "\"\(String(info.st_ino, radix: 16))-\(String(size, radix: 16))-\(String(info.st_mtim.tv_sec, radix: 16))\(String(info.st_mtim.tv_nsec, radix: 16))\""
+        let type = contentType ?? ContentType.of(path: path)
         var headers: HTTPFields = [
-            .contentType: contentType ?? ContentType.of(path: path), .eTag: etag, .acceptRanges: "bytes",
-            .cacheControl: "private, no-cache",
-            // A file from a feed's archive may be a page with scripts: it runs in a sandbox with an opaque
-            // origin, so it can never reach this server's pages, tokens or actions.
-            .contentSecurityPolicy: "sandbox; default-src 'self' data: 'unsafe-inline'; script-src 'none'; connect-src 'none'; frame-ancestors 'self'",
+            .contentType: type, .eTag: etag, .acceptRanges: "bytes", .cacheControl: "private, no-cache",
+            .contentSecurityPolicy: ContentType.isActive(type)
+                // A page or drawing from a feed's archive may carry scripts: it runs sandboxed, with an opaque
+                // origin, so it can never reach this server's pages, tokens or actions.
+                ? "sandbox; default-src 'self' data: 'unsafe-inline'; script-src 'none'; connect-src 'none'; frame-ancestors 'self'"
+                // Media and documents the browser shows itself (a sandbox would make their own request cross-origin).
+                : "default-src 'self'; script-src 'none'; style-src 'self' 'unsafe-inline'; frame-ancestors 'self'",
         ]
         if let match = request.headers[.ifNoneMatch], matches(match, etag) {
             return Response(status: .notModified, headers: headers)

@@ -45,10 +45,12 @@ enum PageRoutes {
                 IssuePageView.confirmRemoval(issue, key: key, nonce: context.nonce, csrf: state.policy.csrfToken))
         }
 
-        router.post("/issues/:key/:action") { _, context -> Response in
+        // The trie router matches a literal segment before a parameter and does not fall back across
+        // methods: a path with a GET route of its own (`remove`) needs its POST named too.
+        let issueAction: @Sendable (Request, ServeContext) async throws -> Response = { _, context in
             let key = context.parameters.get("key") ?? ""
             let issue = try await state.requireIssue(key: key)
-            switch context.parameters.get("action") ?? "" {
+            switch context.parameters.get("action") ?? "remove" {
             case "download": state.downloads.download([issue.name])
             case "pin": _ = try await state.library.pin(issuesNamed: [issue.name])
             case "unpin": _ = try await state.library.unpin(issuesNamed: [issue.name])
@@ -61,6 +63,8 @@ enum PageRoutes {
             }
             return Responses.redirect("/issues/\(key)")
         }
+        router.post("/issues/:key/remove", use: issueAction)
+        router.post("/issues/:key/:action", use: issueAction)
 
         router.get("/subscriptions") { request, context -> Response in
             let subscriptions = try await state.library.subscriptions()
@@ -109,14 +113,16 @@ enum PageRoutes {
                 SubscriptionsPageView.confirmUnsubscribe(subscription, nonce: context.nonce, csrf: state.policy.csrfToken))
         }
 
-        router.post("/subscriptions/:id/:action") { request, context -> Response in
+        let subscriptionAction: @Sendable (Request, ServeContext) async throws -> Response = { request, context in
             var request = request
             let subscription = try await SubscriptionActions.find(context.parameters.get("id") ?? "", state: state)
-            let action = context.parameters.get("action") ?? ""
+            let action = context.parameters.get("action") ?? "unsubscribe"
             let removeIssues = action == "unsubscribe" ? try await Responses.form(&request)["removeIssues"] == "1" : false
             let message = try await SubscriptionActions.perform(action, on: subscription, removeIssues: removeIssues, state: state)
             return Responses.redirect("/subscriptions?message=\(Form.encode(message))")
         }
+        router.post("/subscriptions/:id/unsubscribe", use: subscriptionAction)
+        router.post("/subscriptions/:id/:action", use: subscriptionAction)
 
         router.get("/login") { request, context -> Response in
             Responses.html(
