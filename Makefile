@@ -37,7 +37,7 @@ RELEASE_FLAGS = $(STATIC_STDLIB) $(RELEASE_LINK)
 # Where swift-argument-parser's generate-manual plugin writes the page.
 MANPAGE       := .build/plugins/GenerateManual/outputs/issues/issues.1
 
-.PHONY: all build release test bench demo deps browser-test api-test bench-serve serve-py-deps test-deps bench-deps demo-deps clean package-check strict-check fuzz fuzz-smoke fuzz-build fuzz-replay
+.PHONY: all build release test bench demo deps browser-test api-test openapi bench-serve serve-py-deps test-deps bench-deps demo-deps clean package-check strict-check fuzz fuzz-smoke fuzz-build fuzz-replay
 
 all: build
 
@@ -150,6 +150,10 @@ browser-test: deps $(PY_MARKERS)/browser
 api-test: deps $(PY_MARKERS)/schemathesis
 	$(SWIFT) build --product issues
 	bash Tests/API/api_test.sh
+
+# The Swift copy of the committed OpenAPI document (run after editing openapi.json; a test compares them).
+openapi:
+	python3 Tests/API/openapi_swift.py
 
 # The serve row of the benchmark on the 100,000-issue library (bench/serve.py); opt-in, as it builds that library.
 bench-serve: bench-deps release $(PY_MARKERS)/browser

@@ -31,6 +31,8 @@ enum APIRoutes {
 
         api.get("issues") { request, _ -> Response in
             let parameters = Responses.query(request)
+            // The pages send an empty status for "any"; the API's is an enum, and empty is not in it.
+            if parameters["status"] == "" { throw QueryError("status must be one of \(ShelfQuery.statuses.joined(separator: ", ")), not empty") }
             let query = try ShelfQuery(parameters)
             if let text = parameters["since"] {
                 guard let since = Int64(text), since >= 0 else {

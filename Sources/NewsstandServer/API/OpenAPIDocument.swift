@@ -1,5 +1,6 @@
 /// The API's OpenAPI 3.1 document, served at `/api/openapi.json`. Its source is `openapi.json` beside this
-/// file (the committed document, which schemathesis reads); `OpenAPITests` holds the two equal byte for byte.
+/// file (the committed document, which schemathesis reads); `make openapi` writes this file from it, and
+/// `OpenAPITests` holds the two equal byte for byte.
 enum OpenAPIDocument {
     static let json = #"""
 {
@@ -137,7 +138,8 @@ enum OpenAPIDocument {
             "description": "An event cursor: the issues changed after it (and `removed`), instead of a page.",
             "schema": {
               "type": "integer",
-              "minimum": 0
+              "minimum": 0,
+              "maximum": 9223372036854775807
             }
           },
           {
@@ -648,7 +650,8 @@ enum OpenAPIDocument {
             "description": "The last cursor seen.",
             "schema": {
               "type": "integer",
-              "minimum": 0
+              "minimum": 0,
+              "maximum": 9223372036854775807
             }
           },
           {

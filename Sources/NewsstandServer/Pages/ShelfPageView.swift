@@ -40,7 +40,7 @@ enum ShelfPageView {
             <label>Subscription <select name="subscription">\(subscriptionSelect)</select></label>
             <button type="submit">Filter</button>
             </form>
-            <p class="count" id="count">\(page.total == 0 ? "No issues" : "\(first)–\(last) of \(page.total) issues")</p>
+            <p class="count" id="count" data-total="\(page.total)" data-last="\(last)">\(page.total == 0 ? "No issues" : "\(first)–\(last) of \(page.total) issue\(page.total == 1 ? "" : "s")")</p>
             <ul class="shelf" id="shelf" data-live="\(live ? "1" : "0")" data-cursor="\(cursor)">
             \(cards)
             </ul>

@@ -66,6 +66,16 @@ enum StaticAssets {
             if (text !== undefined) e.textContent = text;
             return e;
           }
+          // The page's "1–N of T issues" line, kept true as issues arrive.
+          function countOne() {
+            var count = document.getElementById("count");
+            if (!count) return;
+            var total = Number(count.getAttribute("data-total") || 0) + 1;
+            var last = Number(count.getAttribute("data-last") || 0) + 1;
+            count.setAttribute("data-total", total);
+            count.setAttribute("data-last", last);
+            count.textContent = "1–" + last + " of " + total + " issue" + (total === 1 ? "" : "s");
+          }
           function badge(cls, text) { return el("span", "badge " + cls, text); }
 
           // Built with the DOM, never from HTML strings: names come from feeds.
@@ -85,7 +95,7 @@ enum StaticAssets {
             name.href = "/issues/" + key;
             meta.appendChild(name);
             meta.appendChild(el("span", "date", report.date));
-            meta.appendChild(el("span", "pub", report.publication || ""));
+            if (report.publication) meta.appendChild(el("span", "pub", report.publication));
             var badges = el("span", "badges");
             badges.appendChild(badge("new", "new"));
             meta.appendChild(badges);
@@ -129,6 +139,7 @@ enum StaticAssets {
               if (kind === "issue.removed") { if (existing) existing.remove(); return; }
               if (!existing && kind === "issue.added" && shelf.getAttribute("data-live") === "1") {
                 shelf.insertBefore(card(data.key, report), shelf.firstChild);
+                countOne();
               } else if (existing) {
                 setStatus(existing, report.status);
               }

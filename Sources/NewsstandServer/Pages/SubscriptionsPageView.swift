@@ -8,7 +8,7 @@ enum SubscriptionsPageView {
         let rows = subscriptions.map { subscription in
             let id = HTML.escape(subscription.id)
             let checked = subscription.lastChecked.map {
-                $0.formatted(Date.ISO8601FormatStyle().year().month().day().time(includingFractionalSeconds: false))
+                $0.formatted(Date.ISO8601FormatStyle().year().month().day().time(includingFractionalSeconds: false)) + " UTC"
             } ?? "never"
             let state = subscription.isGone ? "gone" : subscription.isPaused ? "paused" : "active"
             let pause = subscription.isPaused

@@ -27,6 +27,14 @@ struct SecurityMiddleware: RouterMiddleware {
                 api: true, nonce: context.nonce)
         }
         context.authority = authority
+        if isAPI, let allowed = APIMethods.allowed(path: path), !allowed.contains(request.method) {
+            var response = ErrorResponse.make(
+                status: .methodNotAllowed, code: "methodNotAllowed",
+                message: "\(path) does not take \(request.method.rawValue)", api: true, nonce: context.nonce)
+            response.headers[.allow] = allowed.map(\.rawValue).joined(separator: ", ")
+            Self.addHeaders(&response, nonce: context.nonce)
+            return response
+        }
         var request = request
         var response: Response
         do {
