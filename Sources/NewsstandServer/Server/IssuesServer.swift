@@ -48,6 +48,7 @@ public struct IssuesServer: Sendable {
         FeedRoutes.add(to: router, state: state)
         APIRoutes.add(to: router, state: state)
         let policy = state.policy
+        let shelf = state.shelf
         var logger = state.logger
         logger[metadataKey: "component"] = "serve"
         let application = Application(
@@ -57,6 +58,8 @@ public struct IssuesServer: Sendable {
             onServerRunning: { channel in
                 let port = channel.localAddress?.port ?? 0
                 policy.bound(port: port)
+                // The shelf's view of the index is read now, not by the first visitor.
+                Task.detached(priority: .utility) { _ = try? shelf.snapshot() }
                 await onListening(port)
             },
             logger: logger)

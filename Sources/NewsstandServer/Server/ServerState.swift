@@ -27,12 +27,12 @@ final class ServerState: Sendable {
     /// The catalog key of an issue name (what URLs carry: names may hold any character, even `/`).
     static func key(for name: String) -> String { Catalog.key(for: name) }
 
-    /// The issue whose key is `key`, from the index's current view, or nil. Blocking.
+    /// The issue whose key is `key`, or nil: one record read from its bucket (no table of keys is held).
+    /// Blocking.
     func issue(key: String) throws -> Issue? {
-        guard key.count == 32, key.allSatisfy(\.isHexDigit) else { return nil }
-        let snapshot = try shelf.snapshot()
-        guard let position = snapshot.position(ofKey: key.lowercased()) else { return nil }
-        return try snapshot.record(at: position)
+        guard key.count == 32, key.allSatisfy({ $0.isHexDigit && !$0.isUppercase }) else { return nil }
+        guard let issue = try library.catalog.record(key: key), Catalog.key(for: issue.name) == key else { return nil }
+        return issue
     }
 
     /// As ``issue(key:)``, off the cooperative pool; throws `.issueNotFound` when there is none.

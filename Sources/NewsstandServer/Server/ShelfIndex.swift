@@ -54,8 +54,10 @@ final class ShelfSnapshot: @unchecked Sendable {
     let identity: [Int]
     let entries: [CatalogIndex.Entry]
     private let reader: CatalogIndexReader
-    private let positions: [String: Int]
     private let facetCache = Mutex<[Facets]?>(nil)
+    /// Lower-cased names, made by the first search (kept apart so that a shelf nobody searches does not
+    /// hold a second copy of every name).
+    private let searchCache = Mutex<[String]?>(nil)
 
     /// What the filters by publication and subscription need of a record.
     struct Facets: Sendable {
@@ -67,14 +69,15 @@ final class ShelfSnapshot: @unchecked Sendable {
         self.identity = identity
         self.reader = reader
         self.entries = entries
-        var positions: [String: Int] = [:]
-        positions.reserveCapacity(entries.count)
-        for (index, entry) in entries.enumerated() { positions[entry.key.text] = index }
-        self.positions = positions
     }
 
-    /// The position of the issue with `key`, or nil.
-    func position(ofKey key: String) -> Int? { positions[key] }
+    /// Every entry's name, lower-cased, in shelf order.
+    func lowercasedNames() -> [String] {
+        if let cached = searchCache.withLock({ $0 }) { return cached }
+        let names = entries.map { $0.summary.name.lowercased() }
+        searchCache.withLock { $0 = names }
+        return names
+    }
 
     /// The stored record of the entry at `position`.
     func record(at position: Int) throws -> Issue {

@@ -84,6 +84,7 @@ extension ShelfSnapshot {
     func page(_ query: ShelfQuery, read: Set<String>) throws -> ShelfPage {
         let facets = query.publication != nil || query.subscription != nil ? try facets() : nil
         let needle = query.search?.lowercased()
+        let names = needle == nil ? [] : lowercasedNames()
         let status = query.status.flatMap { Issue.Status(rawValue: $0 == "pending" ? "none" : $0) }
         func matches(_ position: Int) -> Bool {
             let summary = entries[position].summary
@@ -98,7 +99,7 @@ extension ShelfSnapshot {
                 if let publication = query.publication, facets[position].publication != publication { return false }
                 if let subscription = query.subscription, facets[position].subscription != subscription { return false }
             }
-            if let needle, !summary.name.lowercased().contains(needle) { return false }
+            if let needle, !names[position].contains(needle) { return false }
             return true
         }
         let filtered = query.status == nil && facets == nil && needle == nil
