@@ -104,7 +104,7 @@ let package = Package(
         .target(
             name: "NewsstandServer",
             dependencies: [
-                "Newsstand", "NewsstandCore", "NewsstandCatalog", "NewsstandDownload",
+                "Newsstand", "NewsstandCore", "NewsstandCatalog", "NewsstandDownload", "CSystemShims",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

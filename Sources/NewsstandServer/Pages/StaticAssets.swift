@@ -53,6 +53,19 @@ enum StaticAssets {
     static let javaScript = #"""
         "use strict";
         (function () {
+          // An OPML file chosen on the subscriptions page is read into the form's text (no upload format).
+          var opmlFile = document.getElementById("opml-file");
+          if (opmlFile && window.FileReader) {
+            opmlFile.addEventListener("change", function () {
+              var file = opmlFile.files && opmlFile.files[0];
+              if (!file) return;
+              var reader = new FileReader();
+              reader.onload = function () { document.getElementById("opml-text").value = reader.result; };
+              reader.readAsText(file);
+            });
+          }
+        })();
+        (function () {
           var shelf = document.getElementById("shelf");
           var issue = document.querySelector("article.issue");
           if (!shelf && !issue) return;

@@ -35,7 +35,8 @@ enum SubscriptionsPageView {
             <form class="sync-all" method="post" action="/subscriptions/sync">\(field)<button type="submit">Sync all now</button></form>
             <details><summary>Import OPML</summary>
             <form method="post" action="/subscriptions/opml">\(field)
-            <label>OPML document <textarea name="opml" rows="6" cols="60"></textarea></label>
+            <label>OPML file <input type="file" id="opml-file" accept=".opml,.xml,text/xml,text/x-opml"></label>
+            <label>OPML document <textarea name="opml" id="opml-text" rows="6" cols="60"></textarea></label>
             <button type="submit">Subscribe to all</button></form></details>
             <ul class="subscriptions">\(rows.isEmpty ? "<li>No subscriptions yet.</li>" : rows)</ul>
             """

@@ -1,3 +1,4 @@
+internal import CSystemShims
 import Foundation
 import Newsstand
 import NewsstandCatalog
@@ -34,8 +35,15 @@ final class ShelfIndex: Sendable {
             let entries = try reader.sortedEntries()
             let snapshot = ShelfSnapshot(identity: identity, reader: reader, entries: entries)
             current.withLock { $0 = snapshot }
+            Self.returnFreedMemory()
             return snapshot
         }
+    }
+
+    /// Reading 100,000 index lines goes through megabytes of buffers that malloc would otherwise keep:
+    /// hand them back, so that an idle server stays small (`malloc_trim(3)`).
+    static func returnFreedMemory() {
+        newsstand_return_freed_memory()
     }
 
     private static func identity(_ path: String) -> [Int] {
@@ -76,6 +84,7 @@ final class ShelfSnapshot: @unchecked Sendable {
         if let cached = searchCache.withLock({ $0 }) { return cached }
         let names = entries.map { $0.summary.name.lowercased() }
         searchCache.withLock { $0 = names }
+        ShelfIndex.returnFreedMemory()
         return names
     }
 
@@ -99,6 +108,7 @@ final class ShelfSnapshot: @unchecked Sendable {
             facets.append(Facets(publication: issue.publicationName, subscription: issue.origin?.subscriptionID))
         }
         facetCache.withLock { $0 = facets }
+        ShelfIndex.returnFreedMemory()
         return facets
     }
 }
