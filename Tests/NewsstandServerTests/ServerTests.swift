@@ -221,6 +221,27 @@ struct ServerTests {
         }
     }
 
+    @Test func lastEventIDResumesTheStream() async throws {
+        try await withServer(prepare: Self.prepare) { served in
+            // Two issues were added before the browser connected; it last saw the first event.
+            let log = try await served.request(.GET, "/api/events?since=0")
+            let object = try JSONSerialization.jsonObject(with: Data(log.bytes)) as? [String: Any]
+            let cursors = (object?["events"] as? [[String: Any]] ?? []).compactMap { $0["cursor"] as? Int }
+            try #require(cursors.count == 2)
+            var request = HTTPClientRequest(url: served.base + "/events")
+            request.headers.add(name: "Last-Event-ID", value: String(cursors[0]))
+            let response = try await served.client.execute(request, timeout: .seconds(30))
+            var received = ""
+            for try await chunk in response.body {
+                received += String(buffer: chunk)
+                if received.contains("id: \(cursors[1])\n") { break }
+            }
+            #expect(!received.contains("id: \(cursors[0])\n"))
+            #expect(received.contains("id: \(cursors[1])\nevent: issue.added\n"))
+            #expect(received.contains("Daily Loop 2026-11-19"))
+        }
+    }
+
     @Test func tokenIsNeededBeyondLoopback() async throws {
         // 0.0.0.0 binds every address; the request still comes over loopback, but the server asks for the token.
         try await withServer(host: "0.0.0.0") { served in
