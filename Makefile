@@ -10,6 +10,8 @@ TEST_PKGS  := curl:/usr/bin/curl python3:/usr/bin/python3 openssl:/usr/bin/opens
 TEST_PKGS  += systemd:/usr/bin/systemd-analyze
 BENCH_PKGS := nginx-light:/usr/sbin/nginx aria2:/usr/bin/aria2c libarchive-tools:/usr/bin/bsdtar curl:/usr/bin/curl unzip:/usr/bin/unzip python3:/usr/bin/python3
 DEMO_PKGS  := python3:/usr/bin/python3
+# `make browser-test`: Debian's Chromium and its WebDriver.
+BROWSER_PKGS := chromium:/usr/bin/chromium chromium-driver:/usr/bin/chromedriver python3:/usr/bin/python3 python3-pip:/usr/bin/pip3
 # The install test renders the man page with `man -l`.
 TEST_PKGS  += man-db:/usr/bin/man
 
@@ -37,7 +39,7 @@ RELEASE_FLAGS = $(STATIC_STDLIB) $(RELEASE_LINK)
 # Where swift-argument-parser's generate-manual plugin writes the page.
 MANPAGE       := .build/plugins/GenerateManual/outputs/issues/issues.1
 
-.PHONY: all build release test bench demo deps test-deps bench-deps demo-deps clean package-check strict-check fuzz fuzz-smoke fuzz-build fuzz-replay
+.PHONY: all build release test bench demo deps browser-test api-test openapi bench-serve serve-py-deps test-deps bench-deps demo-deps clean package-check strict-check fuzz fuzz-smoke fuzz-build fuzz-replay
 
 all: build
 
@@ -131,6 +133,39 @@ demo: demo-deps
 	$(SWIFT) build --product sample-server
 	$(SWIFT) build --product sample-reader
 	bash Samples/demo.sh
+
+# MARK: - issues serve
+# PyPI tools of the serve tests, installed once (a marker file per set): Selenium and axe (axe-selenium-python
+# ships axe-core's script) for the browser test, schemathesis for the API test.
+PY_MARKERS := .build/py-markers
+$(PY_MARKERS)/browser:
+	$(call install_missing,$(BROWSER_PKGS))
+	python3 -m pip install -q selenium axe-selenium-python || python3 -m pip install -q --break-system-packages selenium axe-selenium-python
+	@mkdir -p $(PY_MARKERS) && touch $@
+$(PY_MARKERS)/schemathesis:
+	python3 -m pip install -q schemathesis || python3 -m pip install -q --break-system-packages schemathesis
+	@mkdir -p $(PY_MARKERS) && touch $@
+
+# Headless Chromium drives `issues serve` as a person would (Tests/Browser/browser_test.py); screenshots at
+# desktop and phone width land in .build/browser-artifacts/.
+browser-test: deps $(PY_MARKERS)/browser
+	$(SWIFT) build --product issues
+	$(SWIFT) build --product sample-server
+	python3 Tests/Browser/browser_test.py
+
+# schemathesis sends generated requests to a running `issues serve` and checks every answer against the
+# committed OpenAPI document: no 5xx, no schema violation (Tests/API/api_test.sh).
+api-test: deps $(PY_MARKERS)/schemathesis
+	$(SWIFT) build --product issues
+	bash Tests/API/api_test.sh
+
+# The Swift copy of the committed OpenAPI document (run after editing openapi.json; a test compares them).
+openapi:
+	python3 Tests/API/openapi_swift.py
+
+# The serve row of the benchmark on the 100,000-issue library (bench/serve.py); opt-in, as it builds that library.
+bench-serve: bench-deps release $(PY_MARKERS)/browser
+	python3 bench/serve.py
 
 # The library built with `-require-explicit-sendable` (every public type says whether it is Sendable),
 # passed on the command line: a flag in Package.swift would be an unsafe flag, which SwiftPM refuses in

@@ -15,7 +15,10 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
+        // `issues serve` only: the NewsstandServer target uses them, the `Newsstand` product does not.
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
     ],
     targets: [
         // MARK: - C wrapper
@@ -107,11 +110,29 @@ let package = Package(
             ]
         ),
 
+        // MARK: - The web server
+        // `issues serve`: pages, the JSON API, feeds out. Its own target so that a package depending on the
+        // `Newsstand` product never builds Hummingbird.
+        .target(
+            name: "NewsstandServer",
+            dependencies: [
+                "Newsstand", "NewsstandCore", "NewsstandCatalog", "NewsstandDownload", "CSystemShims",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ],
+            // The committed OpenAPI document; OpenAPIDocument.swift carries the same bytes (a test compares).
+            exclude: ["API/openapi.json"]
+        ),
+
         // MARK: - Command line
         .executableTarget(
             name: "issues",
             dependencies: [
-                "Newsstand", "NewsstandService",
+                "Newsstand", "NewsstandService", "NewsstandServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -192,6 +213,18 @@ let package = Package(
             name: "NewsstandServiceTests",
             dependencies: [
                 "NewsstandService", "Newsstand", "NewsstandCore", "NewsstandSubscriptions", "NewsstandTestSupport",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // `issues serve` over real HTTP on an ephemeral loopback port.
+        .testTarget(
+            name: "NewsstandServerTests",
+            dependencies: [
+                "NewsstandServer", "Newsstand", "NewsstandCore", "NewsstandTestSupport",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),

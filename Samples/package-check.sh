@@ -27,6 +27,15 @@ SWIFT
 # once where the download works (exit 0) and once where it fails (exit 1).
 cp "$root/Samples/API/main.swift" "$work/app/Sources/app/main.swift"
 swift build --package-path "$work/app" 2>&1 | tail -n 3
+# The web server (`issues serve`, on Hummingbird) is its own target: a package using Newsstand never builds it.
+# (SwiftPM makes an empty MODULE.build folder for every target it knows; a built one holds objects.)
+for module in Hummingbird HummingbirdCore NewsstandServer; do
+    if compgen -G "$work/app/.build/debug/$module.build/*.o" >/dev/null || [ -e "$work/app/.build/debug/Modules/$module.swiftmodule" ]; then
+        echo "package-check: building Newsstand built $module" >&2
+        exit 1
+    fi
+done
+echo "package-check: neither Hummingbird nor NewsstandServer was built"
 mkdir -p "$work/www/daily"
 printf 'The Daily\n' > "$work/www/daily/today.txt"
 python3 -u -m http.server 0 --bind 127.0.0.1 --directory "$work/www" > "$work/server.log" 2>&1 &

@@ -18,8 +18,10 @@ public actor Library {
     public nonisolated let rootURL: URL
     /// How downloads and unpacking behave.
     public nonisolated let configuration: Configuration
+    /// Package access: the server (NewsstandServer) pages through the catalog's index and serves files by
+    /// the layout's paths, without going through the actor for every read.
     package nonisolated let layout: LibraryLayout
-    nonisolated let catalog: Catalog
+    package nonisolated let catalog: Catalog
     nonisolated let logger: Logger
     /// Hands the events of this process's changes to the library's hooks (`config.json`), after each commit.
     /// The hooks' delivery, replaced by ``reloadHooks()``.

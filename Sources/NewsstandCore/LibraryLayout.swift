@@ -110,6 +110,11 @@ package struct LibraryLayout: Sendable, Hashable {
     package var credentials: String { root + "/.credentials.json" }
     /// The library's own settings file.
     package var config: String { root + "/config.json" }
+    /// Which issues were opened (NewsstandKit's "new" badge cleared): a set of names beside the catalog, so
+    /// that issue records keep their format (``ReadStateStore``).
+    package var readState: String { root + "/.read-state.json" }
+    /// The access token of `issues serve` on a non-loopback address (0600).
+    package var serveToken: String { root + "/.serve-token" }
 
     /// Names of the library's own top-level files that new issue folders do not take and `verify` does not
     /// call orphans. Kept apart from ``isReserved(_:)``, which also refuses records: an issue folder that

@@ -168,13 +168,15 @@ public actor Scheduler {
             group.addTask {
                 let checked = await library.check(subscriptionID: id, now: clock.now())
                 var downloads: [(String, String)] = []
-                if let report = checked?.report, report.downloadsNewIssues {
+                if let report = checked?.report ?? nil, report.downloadsNewIssues {
                     for name in report.keptIssues {
                         if let origin = await library.downloadOrigin(ofIssueNamed: name) { downloads.append((name, origin)) }
                     }
                 }
                 continuation.yield(
-                    .finishedCheck(id: id, origin: item.origin, report: checked?.report, next: checked?.next, downloads: downloads))
+                    .finishedCheck(
+                        id: id, origin: item.origin, report: checked?.report ?? nil, next: checked?.next ?? nil,
+                        downloads: downloads))
             }
         case .download(let issue):
             onEvent(.downloading(issue: issue, origin: item.origin, at: now))
@@ -204,8 +206,8 @@ public actor Scheduler {
             slots.finished(origin)
             running.remove(.check(id: id))
             if let report { onEvent(.checked(subscription: report.subscription, report: report, next: next)) }
-            if let report, let next {
-                schedule(id: id, name: report.subscription, origin: origin, plan: next)
+            if let next {
+                schedule(id: id, name: report?.subscription ?? id, origin: origin, plan: next)
             } else {
                 pending[.check(id: id)] = nil  // removed meanwhile
             }

@@ -93,3 +93,25 @@ public struct ReloadService: Service {
         }
     }
 }
+
+/// Re-reads the plans when the event log says a subscription came, went away, moved or is gone (added
+/// through the web page, by `issues subscribe` in another process, …): the log is followed as `issues
+/// events --follow` does, woken by inotify, never polled.
+public struct SubscriptionWatchService: Service {
+    let library: Library
+    let scheduler: Scheduler
+
+    public init(library: Library, scheduler: Scheduler) {
+        self.library = library
+        self.scheduler = scheduler
+    }
+
+    public func run() async throws {
+        let start = try await library.lastEventCursor()
+        try? await cancelWhenGracefulShutdown {
+            for try await event in library.events(since: start, follow: true) where event.kind.hasPrefix("subscription.") {
+                await scheduler.reload()
+            }
+        }
+    }
+}

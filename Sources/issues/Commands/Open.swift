@@ -14,6 +14,8 @@ struct Open: AsyncParsableCommand {
     func run() async throws {
         let library = try await libraryOptions.open(create: false)
         let folder = try await library.contentURL(forIssueNamed: name).path
+        // Opened is read: the shelf's "new" badge goes, as NewsstandKit's does.
+        try await library.setRead(true, issuesNamed: [name])
         guard let opener = Open.findExecutable("xdg-open") else {
             Terminal.output(folder)
             return

@@ -2,41 +2,72 @@ import ArgumentParser
 import Foundation
 import Logging
 import Newsstand
+import NewsstandServer
 import NewsstandService
 import ServiceLifecycle
 import UnixSignals
 
 struct Serve: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Keep the library current by itself (the scheduler), as a service.",
+        abstract: "Keep the library current by itself, and serve it in a browser, as a JSON API and as OPDS and RSS feeds.",
         discussion: """
-            Checks each subscription when its plan says (`issues schedule` shows it), downloads new issues \
-            as their subscription asks and resumes downloads a stop interrupted. One service per library. \
-            Under systemd (`issues service install`) it says READY=1 and pings the watchdog. SIGTERM or \
-            SIGINT checkpoints what is in flight and exits 0; SIGHUP re-reads the hooks and the plans.
+            The scheduler checks each subscription when its plan says (`issues schedule` shows it), downloads \
+            new issues as their subscription asks and resumes downloads a stop interrupted. One service per \
+            library. Under systemd (`issues service install`) it says READY=1 and pings the watchdog.
+
+            The web server listens on 127.0.0.1:\(ServeOptions.defaultPort) unless --listen says otherwise \
+            (--no-http: none). On loopback no token is needed; any other address needs the library's access \
+            token (made on first use, stored 0600 in the library's .serve-token and shown once), sent as \
+            `Authorization: Bearer TOKEN` or through the login page.
+
+            SIGINT or SIGTERM checkpoints what is in flight and exits 0 (downloads keep their partial files for \
+            the next start); SIGHUP re-reads the hooks and the subscriptions' plans.
             """)
 
     @OptionGroup var libraryOptions: LibraryOptions
     @OptionGroup var run: DownloadRunOptions
     @OptionGroup var tls: TLSOptions
 
-    @Flag(name: .customLong("no-http"), help: "Run the scheduler only, without the web server.")
+    @Option(name: .long, help: "The address and port to listen on (ADDR:PORT, [IPv6]:PORT).")
+    var listen: String = "127.0.0.1:\(ServeOptions.defaultPort)"
+
+    @Flag(name: .customLong("no-http"), help: "Run the scheduler only, without the web server (a headless service).")
     var noHTTP = false
 
     @Option(name: .long, help: "How the service logs to stderr: text or json (one object a line).")
     var logFormat: ServiceLogHandler.Format = .text
 
-    func run() async throws {
-        guard noHTTP else {
-            throw NewsstandError(.invalidConfiguration, "the web server is not built into this issues; use --no-http")
+    func validate() throws {
+        do {
+            _ = try ServeOptions(listen: listen)
+        } catch {
+            throw ValidationError("\(error)")
         }
+    }
+
+    func run() async throws {
         let (library, downloadOptions) = try await libraryOptions.openForDownloads(run, tls)
         let resident = try await ResidentService.start(
             library: library, logFormat: logFormat, verbosity: libraryOptions.verbose, download: downloadOptions,
-            waitingFor: [])
+            waitingFor: noHTTP ? [] : ["http"])
+        var services = resident.services
+        if !noHTTP {
+            var options = try ServeOptions(listen: listen)
+            options.downloadOptions = downloadOptions
+            let server = try IssuesServer(
+                library: library, options: options, logger: Terminal.logger(verbosity: libraryOptions.verbose))
+            if let token = server.newToken {
+                Terminal.error("access token (shown once; kept 0600 in the library's .serve-token): \(token)")
+            }
+            let host = options.host.contains(":") ? "[\(options.host)]" : options.host
+            services += server.services { port in
+                Terminal.error("serving \(library.rootURL.path) on http://\(host):\(port)/")
+                resident.readiness.ready("http")
+            }
+        }
         let group = ServiceGroup(
             configuration: ServiceGroupConfiguration(
-                services: resident.services.map { ServiceGroupConfiguration.ServiceConfiguration(service: $0) },
+                services: services.map { ServiceGroupConfiguration.ServiceConfiguration(service: $0) },
                 gracefulShutdownSignals: [.sigterm, .sigint], logger: resident.logger))
         try await group.run()
         resident.readiness.stopping()
