@@ -4,10 +4,20 @@
 #define ISSUES_CVIPS_SHIM_H
 #include <vips/vips.h>
 
+/// Drops libvips's GLib warnings ("error in tile …"): a refused image's reason is kept by the caller, and
+/// stderr is the command's, not libvips's.
+static inline void cvips_quiet(const gchar *domain, GLogLevelFlags level, const gchar *message, gpointer data) {
+    (void)domain; (void)level; (void)message; (void)data;
+}
+
 /// vips_init once, then: no operation cache (covers are made once each; the cache only holds memory), the
 /// loaders libvips marks untrusted blocked (vips_block_untrusted_set), one worker thread per image.
 static inline int cvips_start(void) {
+    // libvips reads VIPS_WARNING at its start: set, its warnings are dropped (the handler below does the same
+    // for a libvips that does not).
+    g_setenv("VIPS_WARNING", "0", FALSE);
     if (vips_init("issues") != 0) return -1;
+    g_log_set_handler("VIPS", G_LOG_LEVEL_WARNING | G_LOG_LEVEL_MESSAGE | G_LOG_LEVEL_INFO, cvips_quiet, NULL);
     vips_cache_set_max(0);
     vips_cache_set_max_mem(0);
     vips_block_untrusted_set(TRUE);

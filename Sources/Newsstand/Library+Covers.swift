@@ -228,8 +228,8 @@ extension Library {
         }
     }
 
-    /// `verify`'s check of covers: each available issue (of `names`, all when nil) whose cover is missing, or
-    /// whose cover files `maker` finds damaged. With `repair` each such issue's cover is made again.
+    /// `verify`'s check of covers: each available issue (of `names`, all when nil) whose sidecar names a cover
+    /// whose files are missing or that `maker` finds damaged. With `repair` each such issue's cover is made again.
     /// - Returns: One problem per issue, marked repaired when its cover was remade.
     public func verifyCovers(issues names: [String]?, repair: Bool, maker: any CoverMaking) async throws -> [VerifyReport.Problem] {
         var problems: [VerifyReport.Problem] = []
@@ -237,14 +237,12 @@ extension Library {
         for issue in try await issues(status: .available) where !issue.isBeingRemoved {
             guard selected?.contains(issue.name) ?? true else { continue }
             let folder = layout.contentFolder(issue.folderName)
-            var detail: String?
-            if let cover = cover(of: issue) {
-                detail = await Task.detached {
-                    cover.files.lazy.compactMap { maker.problem(withCoverAt: "\(folder)/\($0)") }.first
-                }.value
-            } else {
-                detail = "\(issue.name.debugDescription) has no cover"
-            }
+            // Only a cover the sidecar names is checked: an issue that never had one (a library older than covers,
+            // downloads with --no-covers) is not damaged; `issues covers` makes it.
+            guard let cover = Library.readSidecar(folder)?.cover else { continue }
+            let detail: String? = await Task.detached {
+                cover.files.lazy.compactMap { maker.problem(withCoverAt: "\(folder)/\($0)") }.first
+            }.value
             guard let detail else { continue }
             var repaired = false
             if repair {

@@ -35,8 +35,8 @@ public struct VerifyReport: Sendable {
             /// A folder or file in the library that no issue owns: listed; deleted only with
             /// `removeOrphans`.
             case orphan
-            /// An available issue without its cover, or a cover file missing or damaged: remade by a repair
-            /// (when the program that verifies makes covers, as `issues` does).
+            /// A cover file the sidecar names is missing or damaged: remade by a repair (when the program that
+            /// verifies makes covers, as `issues` does).
             case missingCover
             /// A subscription's record cannot be read: listed, never rewritten (it holds the items seen).
             /// `sync` reports it as a failed subscription and refreshes the others; `subscriptions` stops

@@ -16,7 +16,7 @@ struct Verify: AsyncParsableCommand {
             removals and re-queues assets whose content is gone or changed (`issues download` or \
             `issues resume` fetches them again); it never deletes a file it does not own: orphans are \
             listed, and deleted only with --remove-orphans. Issues with a download in flight are skipped. Each \
-            available issue's cover is checked (present, every file decodes); --repair makes it again.
+            available issue's cover is checked (every file there and decoding); --repair makes it again.
             """)
 
     @OptionGroup var libraryOptions: LibraryOptions
