@@ -9,7 +9,7 @@ BUILD_PKGS := libarchive-dev:/usr/include/archive.h pkg-config:/usr/bin/pkg-conf
 # brings Pango and fontconfig, and fontconfig a font (fonts-dejavu-core), which the placeholder's text needs.
 BUILD_PKGS += libvips-dev:/usr/include/vips/vips.h libpoppler-glib-dev:/usr/include/poppler/glib/poppler.h
 TEST_PKGS  := curl:/usr/bin/curl python3:/usr/bin/python3 openssl:/usr/bin/openssl
-BENCH_PKGS := nginx-light:/usr/sbin/nginx aria2:/usr/bin/aria2c libarchive-tools:/usr/bin/bsdtar curl:/usr/bin/curl unzip:/usr/bin/unzip python3:/usr/bin/python3
+BENCH_PKGS := libvips-tools:/usr/bin/vips nginx-light:/usr/sbin/nginx aria2:/usr/bin/aria2c libarchive-tools:/usr/bin/bsdtar curl:/usr/bin/curl unzip:/usr/bin/unzip python3:/usr/bin/python3
 DEMO_PKGS  := python3:/usr/bin/python3
 # The install test renders the man page with `man -l`.
 TEST_PKGS  += man-db:/usr/bin/man

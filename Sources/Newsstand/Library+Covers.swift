@@ -120,11 +120,11 @@ extension Library {
         let layout = self.layout
         let catalog = self.catalog
         let folder = layout.contentFolder(issue.folderName)
+        let subscriptionName = try await subscriptionName(of: issue)
         let request = CoverRequest(
             issueName: issue.name, title: issue.source?.title ?? issue.name, date: issue.date,
-            publication: issue.publicationName, directory: folder, candidates: coverCandidates(for: issue),
-            names: coverNames(for: issue))
-        let subscriptionName = try await subscriptionName(of: issue)
+            publication: issue.publication ?? subscriptionName ?? issue.publicationName, directory: folder,
+            candidates: coverCandidates(for: issue), names: coverNames(for: issue))
         return try await runBlocking {
             let lock = try FileLock(path: layout.issueLock(issue.folderName))
             defer { withExtendedLifetime(lock) {} }

@@ -17,7 +17,7 @@ public struct IssueSidecar: Codable, Sendable, Hashable {
     public var name: String
     /// `YYYY-MM-DD`.
     public var date: String
-    /// The publication the issue is grouped under (its own, else derived from its name).
+    /// The publication: the issue's own, else its subscription's name, else derived from its name.
     public var publication: String
     /// The subscription the issue came from: its identifier and its name when known.
     public var subscription: Subscription?
@@ -66,7 +66,8 @@ extension IssueSidecar {
     package init(_ issue: Issue, subscriptionName: String?, cover: CoverReport?, previous: IssueSidecar?, directory: String) {
         name = issue.name
         date = issue.date.description
-        publication = issue.publicationName
+        // A subscribed issue belongs to its subscription's publication unless it names its own.
+        publication = issue.publication ?? subscriptionName ?? issue.publicationName
         subscription = issue.origin.map { Subscription(id: $0.subscriptionID, name: subscriptionName) }
         item = issue.origin.map {
             Item(title: issue.source?.title, link: issue.source?.link, description: issue.source?.description, guid: $0.itemID)

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Newsstand
 import NewsstandCovers
+import Synchronization
 
 struct Covers: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -28,18 +29,22 @@ struct Covers: AsyncParsableCommand {
         var name: String
         var cover: CoverReport?
         var error: String?
+        /// How long making this cover took (absent when it was kept): what `make bench` takes its median from.
+        var milliseconds: Double?
     }
 
     func run() async throws {
         let library = try await libraryOptions.open(create: false)
+        let maker = TimedCoverMaker()
         let outcomes = try await library.makeCovers(
-            issues: names.isEmpty ? nil : names, refresh: refresh, maker: CoverMaker())
+            issues: names.isEmpty ? nil : names, refresh: refresh, maker: maker)
+        let timings = maker.timings.withLock { $0 }
         var failed = false
         var lines: [Outcome] = []
         for (name, result) in outcomes {
             switch result {
             case .success(let cover):
-                lines.append(Outcome(name: name, cover: cover))
+                lines.append(Outcome(name: name, cover: cover, milliseconds: timings[name]))
                 if !output.json { Terminal.output(Covers.describe(name: name, cover)) }
             case .failure(let error):
                 failed = true
@@ -59,6 +64,24 @@ struct Covers: AsyncParsableCommand {
         if let refused = cover.refused { line += "; refused \(refused)" }
         return line
     }
+}
+
+/// The cover maker, timing each cover by issue name (for `--json`'s `milliseconds`).
+final class TimedCoverMaker: CoverMaking {
+    let maker = CoverMaker()
+    let timings = Mutex<[String: Double]>([:])
+
+    func makeCover(_ request: CoverRequest) throws -> CoverReport {
+        let start = ContinuousClock.now
+        defer {
+            let elapsed = ContinuousClock.now - start
+            let ms = Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
+            timings.withLock { $0[request.issueName] = ms }
+        }
+        return try maker.makeCover(request)
+    }
+
+    func problem(withCoverAt path: String) -> String? { maker.problem(withCoverAt: path) }
 }
 
 /// `issues contact-sheet FILE [NAME…]`: every cover (or the named issues') in one PNG, for a look at the shelf
