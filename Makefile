@@ -191,7 +191,7 @@ conformance: test-deps
 
 # MARK: - Fuzzing
 # libFuzzer targets: each Fuzz/NAME is an executable target of Package.swift that depends on the layer it
-# fuzzes (NewsstandCore, NewsstandArchive, NewsstandCatalog, NewsstandFeeds), so it calls the product's own
+# fuzzes (NewsstandCore, NewsstandArchive, NewsstandCatalog, NewsstandFeeds, NewsstandCovers), so it calls the product's own
 # parser and the graph lives in one place. `make fuzz` builds them with `--sanitize fuzzer --sanitize
 # address` and `-DFUZZING` in their own build folder, then runs each for FUZZ_SECONDS, one after another, on
 # a copy of its seed corpus (Fuzz/Corpus/NAME stays as committed); crashes land in .build-fuzz/artifacts/NAME/.

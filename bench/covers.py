@@ -51,9 +51,11 @@ def images(ctx, folder, count=6):
     """`count` distinct photo-like JPEGs, 1600 × 2100."""
     paths = []
     for n in range(count):
-        noise, blurred, path = (os.path.join(folder, f"{name}-{n}") for name in ("noise.v", "blur.v", "img.jpg"))
+        noise, blurred, path = (os.path.join(folder, f"{name}-{n}.{ext}") for name, ext in
+                                (("noise", "v"), ("blur", "v"), ("img", "jpg")))
         ctx.run(["vips", "gaussnoise", noise, "1600", "2100", "--sigma", str(20 + 10 * n), "--seed", str(n)]).check("vips")
         ctx.run(["vips", "gaussblur", noise, blurred, "5"]).check("vips")
+        rm(noise)
         ctx.run(["vips", "colourspace", blurred, noise, "srgb"]).check("vips")
         ctx.run(["vips", "jpegsave", noise, path, "--Q", "85"]).check("vips")
         rm(blurred)
@@ -86,7 +88,7 @@ def corpus(ctx, count):
     lines = []
     for n in range(count):
         kind = n % 4
-        url = [ctx.nginx.url(f"covers/img.jpg-{n % len(jpegs)}"), ctx.nginx.url("covers/book.epub"),
+        url = [ctx.nginx.url(f"covers/img-{n % len(jpegs)}.jpg"), ctx.nginx.url("covers/book.epub"),
                ctx.nginx.url("covers/comic.cbz"), ctx.nginx.url("covers/issue.pdf")][kind]
         lines.append(json.dumps({"name": f"Cover {n:04d}", "date": "2026-11-20", "assets": [{"url": url}]}))
     imports = os.path.join(ctx.work, "covers-import.jsonl")

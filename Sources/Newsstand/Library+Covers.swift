@@ -140,7 +140,7 @@ extension Library {
                     try POSIX.unlinkIfPresent("\(folder)/\(file)")
                 }
             }
-            try Library.writeSidecar(current, subscriptionName: subscriptionName, cover: .some(cover), folder: folder)
+            try Library.writeSidecar(current, subscriptionName: subscriptionName, cover: .some(cover), folder: folder, hashing: true)
             return cover
         }
     }
@@ -165,14 +165,16 @@ extension Library {
         let subscriptionName = try await subscriptionName(of: issue)
         try await runBlocking {
             guard POSIX.exists(folder) else { return }
-            try Library.writeSidecar(issue, subscriptionName: subscriptionName, cover: nil, folder: folder)
+            try Library.writeSidecar(issue, subscriptionName: subscriptionName, cover: nil, folder: folder, hashing: true)
         }
     }
 
     /// Writes the sidecar in `folder` when its bytes change: atomically (a temporary file renamed over it).
     /// `cover` nil keeps the sidecar's cover as it is; `.some(nil)` drops it. An `issue.json` that is not the
     /// library's (the content's own) is never overwritten.
-    static func writeSidecar(_ issue: Issue, subscriptionName: String?, cover: CoverReport??, folder: String) throws {
+    static func writeSidecar(
+        _ issue: Issue, subscriptionName: String?, cover: CoverReport??, folder: String, hashing: Bool
+    ) throws {
         let path = "\(folder)/\(IssueSidecar.fileName)"
         let existing = try AtomicFile.read(path)
         var previous: IssueSidecar?
@@ -181,7 +183,8 @@ extension Library {
             if previous == nil || issue.assets.contains(where: { $0.fileName == IssueSidecar.fileName }) { return }
         }
         let sidecar = IssueSidecar(
-            issue, subscriptionName: subscriptionName, cover: cover ?? previous?.cover, previous: previous, directory: folder)
+            issue, subscriptionName: subscriptionName, cover: cover ?? previous?.cover, previous: previous, directory: folder,
+            hashing: hashing)
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes, .prettyPrinted]
         var data = try encoder.encode(sidecar)
@@ -189,10 +192,13 @@ extension Library {
         if data != existing { try AtomicFile.write(data, to: path, durable: false) }
     }
 
-    /// After a download run: each touched issue's sidecar is rewritten, and an issue that became available
-    /// gets its cover when a ``Configuration/coverMaker`` is set. Failures are logged, never thrown: the
-    /// downloads themselves succeeded.
+    /// After a download run, when a ``Configuration/coverMaker`` is set: an issue that became available gets its
+    /// cover, and each touched issue's sidecar is rewritten with its new files' digests (without a cover maker,
+    /// `issues download --no-covers`, nothing more is done: the commit hook's sidecars stand, without new
+    /// digests, so that a run costs what the engine costs). Failures are logged, never thrown: the downloads
+    /// themselves succeeded.
     func afterRun(issueNames: Set<String>) async {
+        guard configuration.coverMaker != nil else { return }
         for name in issueNames.sorted() where !Task.isCancelled {
             do {
                 guard let issue = try await issue(named: name), !issue.isBeingRemoved else { continue }
@@ -212,7 +218,9 @@ extension Library {
     /// write, after the commit: a failure is logged, never thrown (the change itself is durable).
     static func sidecarWriter(_ layout: LibraryLayout, logger: Logger) -> @Sendable ([Issue]) -> Void {
         { issues in
-            for issue in issues where !issue.isBeingRemoved {
+            // An issue whose downloads are under way waits for the run's end (``afterRun(issueNames:)``): a run of
+            // 200 assets would otherwise rewrite it after every group commit.
+            for issue in issues where !issue.isBeingRemoved && !issue.assets.contains(where: { $0.state == .downloading }) {
                 let folder = layout.contentFolder(issue.folderName)
                 guard POSIX.exists(folder) else { continue }
                 do {
@@ -220,7 +228,7 @@ extension Library {
                     // subscriptions); the library's own rewrites after a run fill it in.
                     let previous = readSidecar(folder)?.subscription
                     let name = previous?.id == issue.origin?.subscriptionID ? previous?.name : nil
-                    try writeSidecar(issue, subscriptionName: name, cover: nil, folder: folder)
+                    try writeSidecar(issue, subscriptionName: name, cover: nil, folder: folder, hashing: false)
                 } catch {
                     logger.warning("cannot write the sidecar of \(issue.name.debugDescription): \(error)")
                 }

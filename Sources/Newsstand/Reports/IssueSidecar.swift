@@ -49,7 +49,8 @@ public struct IssueSidecar: Codable, Sendable, Hashable {
         public var url: String
         /// Bytes received (the whole size once downloaded).
         public var size: Int64
-        /// The SHA-256 of the placed file (computed once, when the sidecar first sees it), else the one given.
+        /// The SHA-256 of the placed file (computed once, after the download run that placed it), else the one
+        /// given; absent until then.
         public var sha256: String?
         /// The file's media type, from its name (`application/pdf`); absent when unknown.
         public var type: String?
@@ -61,9 +62,14 @@ public struct IssueSidecar: Codable, Sendable, Hashable {
 }
 
 extension IssueSidecar {
-    /// The sidecar of `issue` as it stands, with the cover given; the digests of files already hashed in
-    /// `previous` are reused when the size is the same (hashing a large file on every change would cost).
-    package init(_ issue: Issue, subscriptionName: String?, cover: CoverReport?, previous: IssueSidecar?, directory: String) {
+    /// The sidecar of `issue` as it stands, with the cover given. The digests of files already hashed in
+    /// `previous` are reused while the size is the same; a new placed file is hashed only when `hashing` (the
+    /// library's pass after a download run, and cover making, do; the catalog's commit hook does not: it runs
+    /// under the catalog's lock, and hashing there made every download wait for it).
+    package init(
+        _ issue: Issue, subscriptionName: String?, cover: CoverReport?, previous: IssueSidecar?, directory: String,
+        hashing: Bool
+    ) {
         name = issue.name
         date = issue.date.description
         // A subscribed issue belongs to its subscription's publication unless it names its own.
@@ -81,7 +87,7 @@ extension IssueSidecar {
             if let placed {
                 if let old = known[placed], old.size == asset.receivedBytes, let hash = old.sha256 {
                     digest = hash
-                } else if digest == nil {
+                } else if digest == nil, hashing {
                     digest = FileDigest.sha256(of: "\(directory)/\(placed)")
                 }
             }
