@@ -21,6 +21,8 @@ extension Library {
         for asset in issue.assets where asset.isComplete {
             let url = asset.url.lastPathComponent.lowercased()
             if asset.state == .unpacked {
+                // A damaged or missing record (unpacked before records existed) gives no candidate: it is verify's
+                // to report, and the next source serves.
                 guard let record = try? ContentRecord.read(assetID: asset.id, layout: layout) else { continue }
                 let files = record.entries.filter { $0.kind == .file }.map(\.path)
                 if let container = files.first(where: { $0 == "META-INF/container.xml" || $0.hasSuffix("/META-INF/container.xml") }) {
@@ -68,8 +70,13 @@ extension Library {
         var taken = Set<String>()
         for asset in issue.assets {
             if let name = asset.fileName { taken.insert(name) }
+            // Without its record (damaged, or unpacked before records existed) the folder itself is asked.
             if asset.state == .unpacked, let record = try? ContentRecord.read(assetID: asset.id, layout: layout) {
                 taken.formUnion(record.entries.map(\.path))
+            } else if asset.state == .unpacked {
+                let folder = layout.contentFolder(issue.folderName)
+                let ours = Library.readSidecar(folder)?.cover?.files ?? []
+                taken.formUnion(CoverNames.standard.all.filter { POSIX.exists("\(folder)/\($0)") && !ours.contains($0) })
             }
         }
         return CoverNames.standard.all.contains(where: taken.contains) ? .clashing : .standard
