@@ -16,6 +16,7 @@ public struct CoverMaker: CoverMaking {
 
     /// Makes and places one issue's cover (see ``CoverMaking/makeCover(_:)``). Blocking.
     public func makeCover(_ request: CoverRequest) throws -> CoverReport {
+        defer { Vips.releaseMemory() }
         var refusals: [String] = []
         for candidate in request.candidates {
             let made: MadeCover?

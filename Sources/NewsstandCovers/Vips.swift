@@ -7,6 +7,9 @@ enum Vips {
     /// Whether libvips started; `vips_init` runs once per process (a static's initialiser runs once, under a lock).
     static let started: Bool = cvips_start() == 0
 
+    /// Returns the heap's free memory to the system (after each cover: decoded images are megabytes each).
+    static func releaseMemory() { cvips_release_memory() }
+
     /// libvips's last message (cleared), one line, or `fallback` when it gave none.
     static func lastError(_ fallback: String) -> String {
         let text = cvips_error().map { String(cString: $0) } ?? ""
