@@ -5,10 +5,13 @@ SWIFT      ?= swift
 APT_GET    := $(shell command -v sudo >/dev/null 2>&1 && [ "$$(id -u)" != 0 ] && echo sudo) apt-get
 # Debian packages each target needs: package name = a file it installs.
 BUILD_PKGS := libarchive-dev:/usr/include/archive.h pkg-config:/usr/bin/pkg-config
+# Covers (NewsstandCovers): libvips decodes and resizes images, poppler-glib renders a PDF's first page. libvips
+# brings Pango and fontconfig, and fontconfig a font (fonts-dejavu-core), which the placeholder's text needs.
+BUILD_PKGS += libvips-dev:/usr/include/vips/vips.h libpoppler-glib-dev:/usr/include/poppler/glib/poppler.h
 TEST_PKGS  := curl:/usr/bin/curl python3:/usr/bin/python3 openssl:/usr/bin/openssl
 # The service test checks the unit file with `systemd-analyze verify`.
 TEST_PKGS  += systemd:/usr/bin/systemd-analyze
-BENCH_PKGS := nginx-light:/usr/sbin/nginx aria2:/usr/bin/aria2c libarchive-tools:/usr/bin/bsdtar curl:/usr/bin/curl unzip:/usr/bin/unzip python3:/usr/bin/python3
+BENCH_PKGS := libvips-tools:/usr/bin/vips nginx-light:/usr/sbin/nginx aria2:/usr/bin/aria2c libarchive-tools:/usr/bin/bsdtar curl:/usr/bin/curl unzip:/usr/bin/unzip python3:/usr/bin/python3
 DEMO_PKGS  := python3:/usr/bin/python3
 # `make browser-test`: Debian's Chromium and its WebDriver.
 BROWSER_PKGS := chromium:/usr/bin/chromium chromium-driver:/usr/bin/chromedriver python3:/usr/bin/python3 python3-pip:/usr/bin/pip3
@@ -231,7 +234,7 @@ conformance: test-deps
 
 # MARK: - Fuzzing
 # libFuzzer targets: each Fuzz/NAME is an executable target of Package.swift that depends on the layer it
-# fuzzes (NewsstandCore, NewsstandArchive, NewsstandCatalog, NewsstandFeeds), so it calls the product's own
+# fuzzes (NewsstandCore, NewsstandArchive, NewsstandCatalog, NewsstandFeeds, NewsstandCovers), so it calls the product's own
 # parser and the graph lives in one place. `make fuzz` builds them with `--sanitize fuzzer --sanitize
 # address` and `-DFUZZING` in their own build folder, then runs each for FUZZ_SECONDS, one after another, on
 # a copy of its seed corpus (Fuzz/Corpus/NAME stays as committed); crashes land in .build-fuzz/artifacts/NAME/.
@@ -241,7 +244,7 @@ conformance: test-deps
 FUZZ_SECONDS ?= 600
 FUZZ_NICE    ?= nice -n 19
 FUZZ_DIR     := .build-fuzz
-FUZZ_TARGETS := JSONReader CatalogRecord ContentRange RetryAfter ContentDisposition ArchivePath FeedParser
+FUZZ_TARGETS := JSONReader CatalogRecord ContentRange RetryAfter ContentDisposition ArchivePath FeedParser CoverImage
 # `--sanitize fuzzer` tells SwiftPM that libFuzzer brings `main`; the sanitizers themselves go in one
 # `-sanitize=fuzzer,address`: swiftc keeps only the last of several `-sanitize=` flags, and SwiftPM's
 # `--sanitize fuzzer --sanitize address` loses the coverage counters (libFuzzer then sees no coverage at all).
@@ -257,6 +260,8 @@ FUZZ_MAXLEN_RetryAfter         := 256
 FUZZ_MAXLEN_ContentDisposition := 1024
 FUZZ_MAXLEN_ArchivePath        := 8192
 FUZZ_MAXLEN_FeedParser         := 16384
+# An image of a few kilobytes reaches every decoder's header and first blocks.
+FUZZ_MAXLEN_CoverImage         := 65536
 
 # SwiftPM decides what is stale; one build folder for all targets, so the layers are built once.
 # (A static pattern rule: make searches no implicit rule for a phony target.)

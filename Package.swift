@@ -6,6 +6,9 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .library(name: "Newsstand", targets: ["Newsstand"]),
+        // Covers need libvips and poppler (libvips-dev, libpoppler-glib-dev): a product of its own, so that a
+        // package depending on `Newsstand` alone builds without them.
+        .library(name: "NewsstandCovers", targets: ["NewsstandCovers"]),
         .executable(name: "issues", targets: ["issues"]),
     ],
     dependencies: [
@@ -26,6 +29,19 @@ let package = Package(
             name: "CLibArchive",
             pkgConfig: "libarchive",
             providers: [.apt(["libarchive-dev"])]
+        ),
+
+        // Image decoding and resizing (libvips) and PDF pages (poppler-glib with cairo): only NewsstandCovers
+        // imports them.
+        .systemLibrary(
+            name: "CVips",
+            pkgConfig: "vips",
+            providers: [.apt(["libvips-dev"])]
+        ),
+        .systemLibrary(
+            name: "CPoppler",
+            pkgConfig: "poppler-glib",
+            providers: [.apt(["libpoppler-glib-dev"])]
         ),
 
         // Linux calls Swift's Glibc module does not import.
@@ -98,6 +114,15 @@ let package = Package(
             ]
         ),
 
+        // Covers: an issue's cover and thumbnails from its feed image, EPUB, archive or PDF, else a placeholder.
+        // Above the façade (it implements `Newsstand.CoverMaking`), so the façade holds no image library.
+        .target(
+            name: "NewsstandCovers",
+            dependencies: [
+                "Newsstand", "NewsstandCore", "NewsstandArchive", "NewsstandFeeds", "CSystemShims", "CVips", "CPoppler",
+            ]
+        ),
+
         // The resident service: the scheduler that keeps subscriptions current, the single-instance lock,
         // systemd's notify protocol and unit file. No server framework: `issues serve` adds HTTP on top.
         .target(
@@ -132,7 +157,7 @@ let package = Package(
         .executableTarget(
             name: "issues",
             dependencies: [
-                "Newsstand", "NewsstandService", "NewsstandServer",
+                "Newsstand", "NewsstandService", "NewsstandServer", "NewsstandCovers",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -181,6 +206,7 @@ let package = Package(
         .executableTarget(name: "FuzzContentDisposition", dependencies: ["FuzzSupport", "NewsstandCore"], path: "Fuzz/ContentDisposition"),
         .executableTarget(name: "FuzzArchivePath", dependencies: ["FuzzSupport", "NewsstandArchive"], path: "Fuzz/ArchivePath"),
         .executableTarget(name: "FuzzFeedParser", dependencies: ["FuzzSupport", "NewsstandFeeds"], path: "Fuzz/FeedParser"),
+        .executableTarget(name: "FuzzCoverImage", dependencies: ["FuzzSupport", "NewsstandCovers"], path: "Fuzz/CoverImage"),
 
         // MARK: - Tests
         // Pure logic, no network, processes or file-system fixtures beyond the golden feeds: parsers, models,
@@ -194,7 +220,7 @@ let package = Package(
         // The library against the NIO test server, real files, archives and tmpfs (with @testable).
         .testTarget(
             name: "NewsstandIntegrationTests",
-            dependencies: ["Newsstand", "NewsstandCore", "NewsstandArchive", "NewsstandCatalog", "NewsstandDownload", "NewsstandFeeds", "NewsstandSubscriptions", "NewsstandTestSupport"],
+            dependencies: ["Newsstand", "NewsstandCore", "NewsstandArchive", "NewsstandCatalog", "NewsstandDownload", "NewsstandFeeds", "NewsstandSubscriptions", "NewsstandTestSupport", "NewsstandCovers"],
             // Read from the source tree by path (a copied library must keep its exact bytes).
             exclude: ["Fixtures"]
         ),

@@ -216,6 +216,23 @@ issues subscribe "$base/feeds/field-notes.json"
 issues subscribe "$base/feeds/quarterly.json" --no-download
 issues subscribe "$base/api/HPImageArchive.json" --name 'Daily Picture' --map "$root/Samples/mappings/daily-picture.json" --initial all
 
+heading "covers: from a feed's image, an EPUB's declared cover, a PDF's page 1, else a placeholder"
+issues subscribe "$base/feeds/cover-stories.rss" --initial all
+for name in 'Cover Stories 1: feed art' 'Cover Stories 2: an EPUB' 'Cover Stories 3: a PDF' 'Cover Stories 4: nothing'; do
+    issues show "$name" | grep -E '^(name|cover|  *refused):'
+done
+issues covers  # every issue of the subscribed library: those made already are kept
+shelf=$(mktemp "${TMPDIR:-/tmp}/issues-demo-shelf.XXXXXX.png")
+issues contact-sheet "$shelf" --across 5
+for name in 'Cover Stories 1: feed art' 'Cover Stories 2: an EPUB' 'Cover Stories 3: a PDF' 'Cover Stories 4: nothing'; do
+    "$ISSUES_BIN" show "$name" --json | python3 -c 'import json, sys
+issue = json.load(sys.stdin); cover = issue.get("cover") or {}
+expected = {"1": "feed", "2": "epub", "3": "pdf", "4": "placeholder"}[issue["name"].split(":")[0][-1]]
+sys.exit(0 if cover.get("source") == expected else f"{issue['name']}: cover from {cover.get('source')}, not {expected}")' \
+        || fail "a cover did not come from its source"
+done
+echo "the contact sheet of the shelf: $shelf"
+
 heading "a sync round with nothing new: every feed answers 304 or an unchanged body, and the catalog is not written"
 catalog_sum() { (cd "$feed_library" && find library.json .catalog -type f -print0 | sort -z | xargs -0 sha256sum | sha256sum | cut -c1-16); }
 before=$(catalog_sum)

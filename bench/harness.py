@@ -345,6 +345,8 @@ class Context:
         return lib
 
     def issues_download(self, lib, jobs=None, extra=()):
+        # Covers have a row of their own (covers.py): the download rows time the engine alone.
+        extra = tuple(extra) + (() if "--no-covers" in extra else ("--no-covers",))
         cmd = self.issues_cmd("download", "--library", lib, *extra)
         if jobs:
             cmd += ["--jobs", str(jobs)]

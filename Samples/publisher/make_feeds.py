@@ -13,6 +13,9 @@ Under DIR (served at BASE):
     api/HPImageArchive.json    a publisher's own JSON API (a daily picture), read through
                                Samples/mappings/daily-picture.json
     pictures/*_1920x1080.jpg   the pictures that API points to
+    feeds/cover-stories.rss    RSS 2.0 whose items show each source of a cover: an `itunes:image` (a real
+                               PNG), an EPUB declaring its cover, a PDF (page 1 is rendered), and an item
+                               with no image at all (a placeholder); files under covers/
 
 --extra-episode adds a newer podcast episode (#43) to the RSS feed: what a publisher does between
 two syncs. Standard library only; the output depends only on the inputs.
@@ -23,7 +26,10 @@ import hashlib
 import json
 import os
 import random
+import struct
 import sys
+import zipfile
+import zlib
 from email.utils import format_datetime
 from datetime import datetime, timezone
 from xml.sax.saxutils import escape, quoteattr
@@ -141,6 +147,115 @@ def picture_api(out):
     return json.dumps({"images": images, "tooltips": {"loading": "Loading..."}}, indent=2) + "\n"
 
 
+def png(width, height, colour, band=(255, 255, 255)):
+    """A real RGB PNG: `colour` with a `band` across its top fifth and a darker square in the middle."""
+    rows = []
+    for y in range(height):
+        row = bytearray([0])
+        for x in range(width):
+            if y < height // 5:
+                pixel = band
+            elif width // 3 <= x < 2 * width // 3 and 2 * height // 5 <= y < 3 * height // 5:
+                pixel = tuple(c // 2 for c in colour)
+            else:
+                pixel = colour
+            row += bytes(pixel)
+        rows.append(bytes(row))
+
+    def chunk(kind, body):
+        return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body) & 0xFFFFFFFF)
+
+    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(b"".join(rows), 9))
+            + chunk(b"IEND", b""))
+
+
+def pdf(title):
+    """A one-page PDF that renders: a coloured cover with a title in Helvetica, its cross-references computed."""
+    text = title.replace("\\", "").replace("(", "").replace(")", "")
+    content = (f"0.1 0.3 0.6 rg 0 0 612 792 re f 1 1 1 rg 40 560 532 160 re f "
+               f"BT /F1 44 Tf 0.1 0.1 0.1 rg 60 620 Td ({text}) Tj ET\n").encode()
+    objects = [b"<< /Type /Catalog /Pages 2 0 R >>", b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+               b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R "
+               b"/Resources << /Font << /F1 5 0 R >> >> >>",
+               b"<< /Length %d >>\nstream\n" % len(content) + content + b"endstream",
+               b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>"]
+    out = b"%PDF-1.4\n"
+    offsets = []
+    for number, body in enumerate(objects, 1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n" % number + body + b"\nendobj\n"
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
+    out += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
+    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
+    return out
+
+
+def epub(path, title, cover):
+    """An EPUB 3 whose package declares `images/cover.png` (properties="cover-image")."""
+    with zipfile.ZipFile(path, "w") as book:
+        book.writestr(zipfile.ZipInfo("mimetype", (2026, 11, 1, 0, 0, 0)), "application/epub+zip")
+        book.writestr(zipfile.ZipInfo("META-INF/container.xml", (2026, 11, 1, 0, 0, 0)),
+                      '<?xml version="1.0"?><container version="1.0" '
+                      'xmlns="urn:oasis:names:tc:opendocument:xmlns:container"><rootfiles>'
+                      '<rootfile full-path="OEBPS/content.opf" media-type="application/oebps-package+xml"/>'
+                      '</rootfiles></container>')
+        book.writestr(zipfile.ZipInfo("OEBPS/content.opf", (2026, 11, 1, 0, 0, 0)),
+                      '<?xml version="1.0"?><package xmlns="http://www.idpf.org/2007/opf" version="3.0">'
+                      f'<metadata xmlns:dc="http://purl.org/dc/elements/1.1/"><dc:title>{escape(title)}</dc:title>'
+                      '</metadata><manifest><item id="t" href="text.xhtml" media-type="application/xhtml+xml"/>'
+                      '<item id="c" href="images/cover.png" media-type="image/png" properties="cover-image"/>'
+                      '</manifest><spine><itemref idref="t"/></spine></package>')
+        book.writestr(zipfile.ZipInfo("OEBPS/text.xhtml", (2026, 11, 1, 0, 0, 0)),
+                      f'<html xmlns="http://www.w3.org/1999/xhtml"><body><h1>{escape(title)}</h1></body></html>')
+        book.writestr(zipfile.ZipInfo("OEBPS/images/cover.png", (2026, 11, 1, 0, 0, 0)), cover)
+
+
+def cover_stories(out, base):
+    """The feed of cover sources, and its files under covers/."""
+    folder = os.path.join(out, "covers")
+    os.makedirs(folder, exist_ok=True)
+    files = {
+        "art-1.png": png(600, 800, (200, 60, 40)),
+        "issue-1.pdf": pdf("Feed art"),
+        "issue-3.pdf": pdf("Page one"),
+        "issue-4.txt": b"An issue with no image anywhere: its cover is a placeholder.\n",
+    }
+    for name, data in files.items():
+        with open(os.path.join(folder, name), "wb") as f:
+            f.write(data)
+    epub(os.path.join(folder, "issue-2.epub"), "A Book", png(480, 720, (40, 120, 60)))
+    items = [
+        ("Cover Stories 1: feed art", "2026-11-04", "issue-1.pdf", "application/pdf", "art-1.png"),
+        ("Cover Stories 2: an EPUB", "2026-11-03", "issue-2.epub", "application/epub+zip", None),
+        ("Cover Stories 3: a PDF", "2026-11-02", "issue-3.pdf", "application/pdf", None),
+        ("Cover Stories 4: nothing", "2026-11-01", "issue-4.txt", "text/plain", None),
+    ]
+    entries = []
+    for n, (title, date, file, kind, image) in enumerate(items, 1):
+        art = f'\n      <itunes:image href={quoteattr(base + "/covers/" + image)}/>' if image else ""
+        size = os.path.getsize(os.path.join(folder, file))
+        entries.append(f"""    <item>
+      <title>{escape(title)}</title>
+      <guid isPermaLink="false">cover-stories-{n}</guid>
+      <link>{escape(base)}/covers/{n}</link>
+      <description>Issue {n} of the cover sources.</description>
+      <pubDate>{rfc822(date)}</pubDate>
+      <enclosure url={quoteattr(base + "/covers/" + file)} length="{size}" type="{kind}"/>{art}
+    </item>""")
+    return f"""<?xml version="1.0" encoding="UTF-8"?>
+<rss version="2.0" xmlns:itunes="http://www.itunes.com/dtds/podcast-1.0.dtd">
+  <channel>
+    <title>Cover Stories</title>
+    <link>{escape(base)}/covers/</link>
+    <description>Where an issue's cover comes from.</description>
+{chr(10).join(entries)}
+  </channel>
+</rss>
+"""
+
+
 def main():
     parser = argparse.ArgumentParser(description="Write the sample publisher's feeds.")
     parser.add_argument("--publisher", required=True, help="the folder make_publisher.py wrote")
@@ -159,7 +274,8 @@ def main():
     write(os.path.join(out, "feeds", "field-notes.json"), field_notes_json(publication(catalog, "Field Notes"), base))
     write(os.path.join(out, "feeds", "quarterly.json"), quarterly_catalog(publication(catalog, "Quarterly Review"), base))
     write(os.path.join(out, "api", "HPImageArchive.json"), picture_api(out))
-    print(f"wrote 5 feeds for {base}")
+    write(os.path.join(out, "feeds", "cover-stories.rss"), cover_stories(out, base))
+    print(f"wrote 6 feeds for {base}")
     return 0
 
 

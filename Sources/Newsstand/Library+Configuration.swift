@@ -11,6 +11,9 @@ extension Library {
         var engine = DownloadEngine.Configuration()
         /// Limits that stop archive bombs.
         public var unpackLimits: UnpackLimits
+        /// Makes an issue's cover when its download completes (nil: no covers; the `issues` command sets
+        /// `NewsstandCovers.CoverMaker`, which keeps the image libraries out of this product).
+        public var coverMaker: (any CoverMaking)? = nil
         /// Flush each completed download to stable storage before it counts as downloaded, so that even a
         /// power cut cannot leave a "downloaded" asset with missing bytes. Costs a disk flush per asset, and
         /// a download then goes no faster than the disk writes.

@@ -177,6 +177,8 @@ extension Library {
         let key = ObjectIdentifier(run)
         activeRuns[key] = run
         defer { activeRuns[key] = nil }
-        return try await run.run(items)
+        let summary = try await run.run(items)
+        await afterRun(issueNames: Set(items.map(\.issueName)))
+        return summary
     }
 }

@@ -100,6 +100,21 @@ extension Library {
             }
             var issue = try stageNewIssue(named: name, date: date, assets: requests, in: &changes)
             issue.origin = origin
+            let source = Issue.SourceItem(title: feedItem.title, link: feedItem.link, description: feedItem.summary)
+            issue.source = source.isEmpty ? nil : source
+            // The item's image: its cover's source, fetched by the same engine as the content (resume, checks),
+            // never unpacked, marked so that it is not taken for content. One URL the content already has is
+            // not fetched twice.
+            if let image = feedItem.image, !requests.contains(where: { $0.url == image }) {
+                let request = AssetRequest(url: image, unpack: false)
+                if (try? request.validate()) != nil,
+                    var asset = try CredentialStore(layout: changes.catalog.layout).separating([request]).first?
+                        .makeAsset(id: Library.newAssetID())
+                {
+                    asset.role = .cover
+                    issue.assets.append(asset)
+                }
+            }
             try changes.put(issue)
             return name
         }

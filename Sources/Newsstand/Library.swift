@@ -103,10 +103,12 @@ public actor Library {
             if let text = ProcessInfo.processInfo.environment["ISSUES_SPLIT_BYTES"], let bytes = Int(text) {
                 return Catalog(
                     layout: layout, durable: true, splitBytes: bytes, splitMinLines: 1, logger: logger,
-                    onEvents: onEvents)
+                    onEvents: onEvents, onIssuesChanged: sidecarWriter(layout, logger: logger))
             }
         #endif
-        return Catalog(layout: layout, durable: true, logger: logger, onEvents: onEvents)
+        return Catalog(
+            layout: layout, durable: true, logger: logger, onEvents: onEvents,
+            onIssuesChanged: sidecarWriter(layout, logger: logger))
     }
 
     /// Opens the library at `url`, runs `body` with it, and shuts it down whatever happens: when `body`

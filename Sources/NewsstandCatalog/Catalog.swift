@@ -48,11 +48,15 @@ package final class Catalog: Sendable {
     let eventLogAge: TimeInterval
     /// Called after a change that appended events has committed (to wake this process's hook delivery).
     let onEvents: (@Sendable () -> Void)?
+    /// Called after each committed change with the issues whose records it changed (not the deleted ones):
+    /// the library rewrites their sidecars (`issue.json`) from here, so every change of an issue reaches it.
+    let onIssuesChanged: (@Sendable ([Issue]) -> Void)?
 
     package init(
         layout: LibraryLayout, durable: Bool = true, compactionSlack: Int = 8 << 20, splitBytes: Int = 96 << 10,
         splitMinLines: Int = 16, logger: Logger? = nil, eventLogBytes: Int = 16 << 20, eventLogCount: Int = 10_000,
-        eventLogAge: TimeInterval = 30 * 86_400, onEvents: (@Sendable () -> Void)? = nil
+        eventLogAge: TimeInterval = 30 * 86_400, onEvents: (@Sendable () -> Void)? = nil,
+        onIssuesChanged: (@Sendable ([Issue]) -> Void)? = nil
     ) {
         self.logger = logger
         self.layout = layout
@@ -64,6 +68,7 @@ package final class Catalog: Sendable {
         self.eventLogCount = eventLogCount
         self.eventLogAge = eventLogAge
         self.onEvents = onEvents
+        self.onIssuesChanged = onIssuesChanged
     }
 
     /// The key under which a folder name is claimed: case-folded, so that two issues never get folders
@@ -231,6 +236,10 @@ package final class Catalog: Sendable {
         try clearIntent()
         if largest > splitBytes, digits < 8 { try split(from: digits) }
         if !events.isEmpty { onEvents?() }
+        if let onIssuesChanged {
+            let changed = keys.compactMap { changes.staged[$0] ?? nil }
+            if !changed.isEmpty { onIssuesChanged(changed) }
+        }
     }
 
     /// Puts the intent in place, whole: written into the spare file, which is then renamed to `intent`. Not

@@ -43,7 +43,8 @@ extension CatalogVerifier {
 
     private func checkContent(of issue: Issue, in folder: String) throws {
         // Paths (relative to the folder) that the library put there, for the orphan walk.
-        var owned: Set<String> = []
+        // The sidecar and the cover files are the library's (LibraryLayout.issueFiles), not orphans.
+        var owned: Set<String> = LibraryLayout.issueFiles
         var everyPlacementKnown = true
         for asset in issue.assets {
             if let name = asset.fileName { owned.insert(name) }

@@ -53,7 +53,7 @@ package struct ContentRecord: Sendable, Hashable {
 
     /// Reads an asset's record: nil when there is none.
     /// - Throws: `.manifestUnreadable` naming the file when it is damaged.
-    static func read(assetID: String, layout: LibraryLayout) throws -> ContentRecord? {
+    package static func read(assetID: String, layout: LibraryLayout) throws -> ContentRecord? {
         let path = layout.contentRecord(assetID)
         guard let data = try AtomicFile.read(path) else { return nil }
         do {

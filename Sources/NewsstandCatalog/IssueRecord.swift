@@ -136,6 +136,17 @@ extension Issue {
         default: throw CatalogShapeError("\(path).origin is not an object")
         }
         self.publication = try object.optionalString("publication", at: path)
+        // Records written before items' words were kept have no "source": read as none.
+        switch object["source"] {
+        case nil, .null?: self.source = nil
+        case .object(let source)?:
+            let item = SourceItem(
+                title: try source.optionalString("title", at: path + ".source"),
+                link: try source.optionalString("link", at: path + ".source"),
+                description: try source.optionalString("description", at: path + ".source"))
+            self.source = item.isEmpty ? nil : item
+        default: throw CatalogShapeError("\(path).source is not an object")
+        }
     }
 
     /// Writes the record object (no `directory`: that depends on where the library is opened).
@@ -171,6 +182,14 @@ extension Issue {
         if isBeingRemoved {
             writer.key("removing")
             writer.bool(true)
+        }
+        if let source, !source.isEmpty {
+            writer.key("source")
+            var fields: [String: String] = [:]
+            fields["description"] = source.description
+            fields["link"] = source.link
+            fields["title"] = source.title
+            writer.stringObject(fields)
         }
         writer.key("status")
         writer.string(status.rawValue)
@@ -210,6 +229,13 @@ extension AssetDownload {
             throw CatalogShapeError("\(path).fileName \(name.debugDescription) is not a safe file name")
         }
         self.isArchive = try object.optionalBool("isArchive", at: path)
+        // Records written before roles existed have none: content.
+        if let roleText = try object.optionalString("role", at: path) {
+            guard let role = Role(rawValue: roleText) else {
+                throw CatalogShapeError("\(path).role \(roleText.debugDescription) is unknown")
+            }
+            self.role = role
+        }
         switch object["userInfo"] {
         case nil, .null?: break
         case .object(let info)?:
@@ -250,6 +276,10 @@ extension AssetDownload {
         }
         writer.key("receivedBytes")
         writer.integer(liveReceived ?? receivedBytes)
+        if role != .content {
+            writer.key("role")
+            writer.string(role.rawValue)
+        }
         if let sha256 {
             writer.key("sha256")
             writer.string(sha256)

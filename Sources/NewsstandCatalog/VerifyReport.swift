@@ -35,6 +35,9 @@ public struct VerifyReport: Sendable {
             /// A folder or file in the library that no issue owns: listed; deleted only with
             /// `removeOrphans`.
             case orphan
+            /// A cover file the sidecar names is missing or damaged: remade by a repair (when the program that
+            /// verifies makes covers, as `issues` does).
+            case missingCover
             /// A subscription's record cannot be read: listed, never rewritten (it holds the items seen).
             /// `sync` reports it as a failed subscription and refreshes the others; `subscriptions` stops
             /// with an error naming it until it is fixed or removed.

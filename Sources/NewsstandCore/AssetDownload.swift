@@ -19,6 +19,16 @@ public struct AssetDownload: Sendable, Hashable, Identifiable {
         case failed
     }
 
+    /// What an asset is to its issue. Stored only when not ``content``, so records written before roles
+    /// existed read as content.
+    public enum Role: String, Codable, Sendable, Hashable, CaseIterable {
+        /// The issue's own files (the default).
+        case content
+        /// The feed's image of the item: the cover's source, placed in the folder but not the issue's content
+        /// (a cover maker skips it when it looks for an image among the content).
+        case cover
+    }
+
     /// The stable identifier (NewsstandKit's `identifier`): the asset's identity, independent of its URL.
     public let id: String
     /// Where the asset is fetched from.
@@ -44,6 +54,8 @@ public struct AssetDownload: Sendable, Hashable, Identifiable {
     public var isArchive: Bool?
     /// Free-form data for the embedding app (NewsstandKit's `userInfo`).
     public var userInfo: [String: String]
+    /// What the asset is to its issue: content, or the feed's cover image.
+    public var role: Role = .content
     /// Where the asset is in the issue's content folder, once it is there: the placed file of a plain
     /// (or kept-whole) download, the content folder itself for an unpacked archive, else nil. Set on the
     /// values the `Library` hands out (not stored: it depends on where the library is opened).

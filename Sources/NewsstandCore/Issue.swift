@@ -38,6 +38,28 @@ public struct Issue: Sendable, Hashable, Identifiable {
     /// `"publication"`); `prune --keep` otherwise groups by ``publicationName``.
     public package(set) var publication: String?
 
+    /// What the feed said of the item this issue came from (kept for the issue's sidecar, `issue.json`);
+    /// nil for an issue added by hand or made before it was kept.
+    public package(set) var source: SourceItem?
+
+    /// A feed item's own words: its title, link and description.
+    public struct SourceItem: Sendable, Hashable {
+        public var title: String?
+        /// The item's web page (RSS `link`, Atom `link rel="alternate"`, JSON Feed `url`).
+        public var link: String?
+        /// The item's description or summary, as text.
+        public var description: String?
+
+        public init(title: String? = nil, link: String? = nil, description: String? = nil) {
+            self.title = title
+            self.link = link
+            self.description = description
+        }
+
+        /// True when the feed said nothing worth keeping.
+        public var isEmpty: Bool { title == nil && link == nil && description == nil }
+    }
+
     /// Where a subscribed issue came from.
     public struct Origin: Sendable, Hashable {
         /// The subscription's identifier (stable across renames).
@@ -68,6 +90,7 @@ public struct Issue: Sendable, Hashable, Identifiable {
         self.isPinned = false
         self.origin = nil
         self.publication = nil
+        self.source = nil
     }
 
     /// Recomputes `status` from the asset states.

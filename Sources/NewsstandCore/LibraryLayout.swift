@@ -132,6 +132,19 @@ package struct LibraryLayout: Sendable, Hashable {
         self.root = root
     }
 
+    // MARK: Files of an issue's folder the library writes besides the content
+
+    /// The sidecar (`issue.json`, what the issue is) and the cover files: `cover.<ext>` (`jpg`, `png`, `webp`,
+    /// `gif`), `cover-256.jpg`, `cover-1024.jpg`, or the same under `issue-cover` when the content holds one of
+    /// those names. `verify` counts them as the library's, not orphans; the cover maker never writes over the
+    /// content's own files of these names.
+    package static let issueSidecar = "issue.json"
+    package static func coverFiles(base: String, widths: [Int] = [256, 1024]) -> [String] {
+        ["jpg", "png", "webp", "gif"].map { "\(base).\($0)" } + widths.map { "\(base)-\($0).jpg" }
+    }
+    package static let issueFiles: Set<String> =
+        Set([issueSidecar] + coverFiles(base: "cover") + coverFiles(base: "issue-cover"))
+
     // MARK: Temporary names
 
     /// The one name rule for a file written beside `path` and renamed onto it: `.NAME.tmp-PID-RANDOM` in the

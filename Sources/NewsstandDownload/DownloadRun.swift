@@ -14,7 +14,7 @@ package final class DownloadRun: Sendable {
     /// One asset chosen for a run, with what processing it needs from its issue.
     package struct WorkItem: Sendable {
         var asset: AssetDownload
-        var issueName: String
+        package var issueName: String
         var folderName: String
 
         package init(asset: NewsstandCore.AssetDownload, issueName: String, folderName: String) {

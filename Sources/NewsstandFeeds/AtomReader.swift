@@ -8,7 +8,7 @@ enum AtomReader {
     static let namespace = "http://www.w3.org/2005/Atom"
 
     private enum Field {
-        case feedTitle, id, title, published, updated
+        case feedTitle, id, title, published, updated, summary, logo, icon
         /// The fallbacks of `published` (rank 0, 1) and of `updated` (rank 2).
         case otherDate(Int)
     }
@@ -49,15 +49,24 @@ enum AtomReader {
                     continue
                 }
                 if ours && parent.isEntry && tag.localName == "link" {
-                    if tag.attribute("rel")?.trimmingCharacters(in: .whitespaces).lowercased() == "enclosure" {
+                    let rel = tag.attribute("rel")?.trimmingCharacters(in: .whitespaces).lowercased() ?? "alternate"
+                    if rel == "enclosure" {
                         entry.enclosures.append(
                             (tag.attribute("href"), node.base, tag.attribute("length"), tag.attribute("type")))
+                        if RSSReader.bareType(tag.attribute("type")).hasPrefix("image/") {
+                            entry.image = entry.image ?? context.enclosure(url: tag.attribute("href"), base: node.base, length: nil, type: nil)?.url
+                        }
+                    } else if rel == "alternate", entry.link == nil {
+                        entry.link = context.enclosure(url: tag.attribute("href"), base: node.base, length: nil, type: nil)?.url.absoluteString
                     }
                 } else if ours && (parent.isEntry || stack.count == 1) {
                     let isHTML = tag.attribute("type")?.lowercased() == "html"
                     switch (tag.localName, parent.isEntry) {
                     case ("title", false): capture = (.feedTitle, xml.depth, isHTML)
                     case ("title", true): capture = (.title, xml.depth, isHTML)
+                    case ("summary", true): capture = (.summary, xml.depth, isHTML)
+                    case ("logo", false): capture = (.logo, xml.depth, false)
+                    case ("icon", false): capture = (.icon, xml.depth, false)
                     case ("id", true): capture = (.id, xml.depth, false)
                     case ("published", true): capture = (.published, xml.depth, false)
                     case ("updated", true): capture = (.updated, xml.depth, false)
@@ -85,6 +94,11 @@ enum AtomReader {
                     case .feedTitle: document.title = document.title ?? context.text(text)
                     case .title: entry.title = entry.title ?? context.text(text)
                     case .id: entry.id = entry.id ?? context.text(text)
+                    case .summary: entry.summary = entry.summary ?? context.text(text)
+                    // The logo (a wide picture) before the icon (a small square), whichever comes first.
+                    case .logo: document.image = context.enclosure(url: text, base: node.base, length: nil, type: nil)?.url ?? document.image
+                    case .icon:
+                        if document.image == nil { document.image = context.enclosure(url: text, base: node.base, length: nil, type: nil)?.url }
                     // RFC 3339 by the spec; `rfc822` reads it, W3DTF's shorter forms, and the RFC 822 dates
                     // some generators write here.
                     case .published: entry.published = entry.published ?? FeedDate.rfc822(text)
@@ -114,6 +128,9 @@ enum AtomReader {
         var updated: Date?
         var otherDates: [Date?] = [nil, nil, nil]
         var enclosures: [(href: String?, base: URL?, length: String?, type: String?)] = []
+        var link: String?
+        var summary: String?
+        var image: URL?
 
         func make(_ context: FeedContext) -> FeedItem {
             var assets: [FeedAsset] = []
@@ -126,7 +143,11 @@ enum AtomReader {
                 }
             }
             let date = published ?? otherDates[0] ?? otherDates[1] ?? updated ?? otherDates[2]
-            return FeedItem(id: id, title: title, date: date, assets: assets)
+            var item = FeedItem(id: id, title: title, date: date, assets: assets)
+            item.link = link
+            item.summary = summary
+            item.image = image
+            return item
         }
     }
 }

@@ -30,6 +30,9 @@ package struct FeedDocument: Sendable, Equatable {
     package var podcastGUID: String? = nil
     /// RSS `ttl`: how many minutes the publisher asks readers to wait between checks.
     package var ttlMinutes: Int? = nil
+    /// The channel's image (RSS `image/url`, `itunes:image`; Atom `logo`, else `icon`; JSON Feed `icon`): the
+    /// cover of an item that has no image of its own (``FeedParser`` fills it in).
+    package var image: URL? = nil
 }
 
 /// One item of a feed: the future issue.
@@ -52,6 +55,14 @@ package struct FeedItem: Sendable, Equatable {
     /// default takes): each `enclosure`, then each `podcast:alternateEnclosure` (its first usable
     /// `podcast:source`), in document order, one URL once; empty when there are fewer than two.
     package var variants: [FeedAsset] = []
+    /// The item's image, its issue's cover (`itunes:image`, `media:thumbnail`, an image `media:content`, JSON
+    /// Feed `image`/`banner_image`, a mapping's `image` template), else the channel's; never part of the
+    /// item's identity.
+    package var image: URL? = nil
+    /// The item's web page (RSS `link`, Atom `link rel="alternate"`, JSON Feed `url`), for the sidecar.
+    package var link: String? = nil
+    /// The item's description as text (RSS `description`, Atom `summary`, JSON Feed `summary`), for the sidecar.
+    package var summary: String? = nil
 }
 
 /// One file of a feed item.

@@ -25,10 +25,11 @@ extension FeedMapping {
                 }
                 assets.append(FeedAsset(url: url, sha256: sha256, unpack: template.unpack, length: nil, mimeType: nil))
             }
-            document.items.append(
-                FeedItem(
-                    id: context.text(id?.render(item, date: date)), title: context.text(name.render(item, date: date)),
-                    date: date, assets: assets))
+            var feedItem = FeedItem(
+                id: context.text(id?.render(item, date: date)), title: context.text(name.render(item, date: date)),
+                date: date, assets: assets)
+            feedItem.image = image.flatMap { context.assetURL($0.render(item, date: date)) }
+            document.items.append(feedItem)
         }
         return document
     }

@@ -24,6 +24,7 @@ import NewsstandCore
 ///   - `name` (required): the name. `id`: the item's identifier. `date` with `dateFormat`: a
 ///     pattern of `yyyy`, `MM`, `dd`, `HH`, `mm`, `ss`, `SSS` and literal characters (`'T'` quotes
 ///     letters), read as UTC, or one of `rfc3339` (the default), `rfc822`, `unix` (seconds), `unix-ms`.
+///   - `image`: a URL template of the item's picture, its issue's cover.
 ///   - `assets`: URL templates, resolved against the feed's URL; or objects `{"url", "sha256", "unpack"}`
 ///     where `sha256` is a template and `unpack` is true or false.
 /// - `title`: the feed's title, a template over the whole document (usually plain text).
@@ -38,6 +39,8 @@ public struct FeedMapping: Sendable, Hashable {
     var id: Template?
     var name: Template
     var date: Template?
+    /// The item's image (its issue's cover): a URL template, resolved against the feed's URL.
+    var image: Template?
     var dateFormat: DateFormat
     var assets: [AssetTemplate]
 
@@ -71,13 +74,14 @@ public struct FeedMapping: Sendable, Hashable {
         guard case .object(let item)? = root["item"] else {
             throw Self.invalid("\"item\" is missing or not an object")
         }
-        try Self.refuseUnknownKeys(item, allowed: ["id", "name", "date", "dateFormat", "assets"], in: "\"item\"")
+        try Self.refuseUnknownKeys(item, allowed: ["id", "name", "date", "dateFormat", "assets", "image"], in: "\"item\"")
         guard let name = try Self.template(item["name"], "item.name") else {
             throw Self.invalid("\"item.name\" is missing")
         }
         self.name = name
         id = try Self.template(item["id"], "item.id")
         date = try Self.template(item["date"], "item.date")
+        image = try Self.template(item["image"], "item.image")
         switch item["dateFormat"] {
         case nil, .null?: dateFormat = .rfc3339
         case .string(let text)?: dateFormat = try DateFormat(text)

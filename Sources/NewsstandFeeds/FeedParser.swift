@@ -56,6 +56,18 @@ package enum FeedParser {
     private static func parse(_ all: UnsafeBufferPointer<UInt8>, mapping: FeedMapping?, context: FeedContext) throws
         -> FeedParseResult
     {
+        // The channel's image stands in for the items without one of their own.
+        let result = try read(all, mapping: mapping, context: context)
+        guard case .feed(var document) = result, let image = document.image else { return result }
+        for index in document.items.indices where document.items[index].image == nil {
+            document.items[index].image = image
+        }
+        return .feed(document)
+    }
+
+    private static func read(_ all: UnsafeBufferPointer<UInt8>, mapping: FeedMapping?, context: FeedContext) throws
+        -> FeedParseResult
+    {
         var start = 0
         if all.count >= 3, all[0] == 0xEF, all[1] == 0xBB, all[2] == 0xBF { start = 3 }  // a UTF-8 byte-order mark
         let bytes = UnsafeBufferPointer(rebasing: all[start...])

@@ -20,6 +20,7 @@ enum JSONFeedReader {
         var document = FeedDocument(
             format: .jsonFeed, title: context.text(object["title"]?.text), items: [],
             movedTo: context.movedTo(object["feed_url"]?.stringValue))
+        document.image = context.assetURL(object["icon"]?.stringValue)
         guard case .array(let items)? = object["items"] else { return document }
         for case .object(let item) in items.prefix(context.limits.maxItems) {
             var assets: [FeedAsset] = []
@@ -38,10 +39,13 @@ enum JSONFeedReader {
             let date =
                 item["date_published"]?.stringValue.flatMap(FeedDate.rfc822)
                 ?? item["date_modified"]?.stringValue.flatMap(FeedDate.rfc822)
-            document.items.append(
-                FeedItem(
-                    id: context.text(item["id"]?.text), title: context.text(item["title"]?.stringValue),
-                    date: date, assets: assets))
+            var feedItem = FeedItem(
+                id: context.text(item["id"]?.text), title: context.text(item["title"]?.stringValue),
+                date: date, assets: assets)
+            feedItem.image = context.assetURL(item["image"]?.stringValue) ?? context.assetURL(item["banner_image"]?.stringValue)
+            feedItem.link = context.assetURL(item["url"]?.stringValue)?.absoluteString
+            feedItem.summary = context.text(item["summary"]?.stringValue)
+            document.items.append(feedItem)
         }
         return document
     }

@@ -26,13 +26,14 @@ enum RSSReader {
     static let rssNamespaces: Set<String> = ["http://purl.org/rss/1.0/", "http://backend.userland.com/rss2"]
 
     private enum Field {
-        case feedTitle, newFeedURL, podcastGUID, ttl, title, itunesTitle, guid, pubDate, dcDate
+        case feedTitle, newFeedURL, podcastGUID, ttl, title, itunesTitle, guid, pubDate, dcDate, link, description
+        case channelImage
         /// `dcterms:issued`, `created`, `modified`, in that order of preference.
         case termsDate(Int)
     }
 
     private enum Node {
-        case channel, item, mediaGroup, alternateEnclosure, other
+        case channel, item, mediaGroup, alternateEnclosure, channelImage, other
     }
 
     private static let termsDates = ["issued": 0, "created": 1, "modified": 2]
@@ -70,6 +71,14 @@ enum RSSReader {
                         stack.append(.item)
                         continue
                     }
+                    if plain && tag.localName == "image" {
+                        stack.append(.channelImage)
+                        continue
+                    }
+                    if itunes && tag.localName == "image" {
+                        // The channel's own image wins over the RSS `image` when both are given (podcast apps do so).
+                        document.image = context.enclosure(url: tag.attribute("href"), length: nil, type: nil)?.url ?? document.image
+                    }
                     if (plain && tag.localName == "title") || (itunes && tag.localName == "new-feed-url") {
                         capture = (tag.localName == "title" ? .feedTitle : .newFeedURL, xml.depth)
                     } else if podcast && tag.localName == "guid" {
@@ -82,6 +91,11 @@ enum RSSReader {
                     if media && tag.localName == "content" {
                         item.mediaContents.append(
                             (tag.attribute("url"), tag.attribute("fileSize"), tag.attribute("type")))
+                        if tag.attribute("medium") == "image" || bareType(tag.attribute("type")).hasPrefix("image/") {
+                            item.images.append(tag.attribute("url"))
+                        }
+                    } else if media && tag.localName == "thumbnail" {
+                        item.thumbnails.append(tag.attribute("url"))
                     } else if media && tag.localName == "group", case .item = parent {
                         stack.append(.mediaGroup)
                         continue
@@ -102,6 +116,8 @@ enum RSSReader {
                         capture = (field, xml.depth)
                     } else if itunes && tag.localName == "title" {
                         capture = (.itunesTitle, xml.depth)
+                    } else if itunes && tag.localName == "image" {
+                        item.itunesImage = item.itunesImage ?? tag.attribute("href")
                     } else if tag.namespace == dublinCore && tag.localName == "date" {
                         capture = (.dcDate, xml.depth)
                     } else if tag.namespace == dublinCoreTerms, let rank = termsDates[tag.localName] {
@@ -113,6 +129,8 @@ enum RSSReader {
                     {
                         item.alternates[item.alternates.count - 1].sources.append(tag.attribute("uri"))
                     }
+                case .channelImage:
+                    if plain && tag.localName == "url" { capture = (.channelImage, xml.depth) }
                 case .other:
                     break
                 }
@@ -137,7 +155,9 @@ enum RSSReader {
         return document
     }
 
-    private static let itemFields: [String: Field] = ["title": .title, "guid": .guid, "pubDate": .pubDate]
+    private static let itemFields: [String: Field] = [
+        "title": .title, "guid": .guid, "pubDate": .pubDate, "link": .link, "description": .description,
+    ]
 
     private static func isITunes(_ tag: XMLTokenizer.StartTag) -> Bool {
         if let namespace = tag.namespace { return itunesNamespaces.contains(namespace) }
@@ -182,6 +202,10 @@ enum RSSReader {
             {
                 document.ttlMinutes = min(minutes, 7 * 24 * 60)
             }
+        case .channelImage:
+            if document.image == nil { document.image = context.enclosure(url: text, length: nil, type: nil)?.url }
+        case .link: item.link = item.link ?? context.enclosure(url: text, length: nil, type: nil)?.url.absoluteString
+        case .description: item.summary = item.summary ?? context.text(HTMLText.plain(text))
         case .title: item.title = item.title ?? context.text(text)
         case .itunesTitle: item.itunesTitle = item.itunesTitle ?? context.text(text)
         case .guid: item.guid = item.guid ?? context.text(text)
@@ -207,6 +231,11 @@ enum RSSReader {
         var chapters: [(url: String?, type: String?)] = []
         /// `podcast:alternateEnclosure`s: length and type, and the URIs of its sources (mirrors of one file).
         var alternates: [(length: String?, type: String?, sources: [String?])] = []
+        var link: String?
+        var summary: String?
+        var itunesImage: String?
+        var thumbnails: [String?] = []
+        var images: [String?] = []
 
         func make(_ context: FeedContext) -> FeedItem {
             var assets: [FeedAsset] = []
@@ -224,6 +253,12 @@ enum RSSReader {
             var item = FeedItem(id: guid ?? context.text(about), title: title ?? itunesTitle, date: date, assets: assets)
             item.extras = extras(context, besides: assets)
             item.variants = variants(context)
+            item.link = link
+            item.summary = summary
+            // The podcast's own episode art first, then Media RSS's thumbnail, then an image among its contents.
+            item.image = ([itunesImage] + thumbnails + images).lazy.compactMap {
+                context.enclosure(url: $0, length: nil, type: nil)?.url
+            }.first
             return item
         }
 

@@ -34,7 +34,7 @@ struct Issues: AsyncParsableCommand {
             Add.self, AddAsset.self, Download.self, Resume.self, List.self, Show.self, Path.self, Open.self,
             Remove.self, Import.self, Export.self, Verify.self, Pin.self, Unpin.self, Prune.self, Subscribe.self,
             Sync.self, Subscriptions.self, Unsubscribe.self, Configure.self, Pause.self, Unpause.self, Schedule.self,
-            Events.self, Config.self, Mark.self, Serve.self, ServiceCommand.self,
+            Events.self, Config.self, Mark.self, Serve.self, ServiceCommand.self, Covers.self, ContactSheetCommand.self,
         ]
     )
 

@@ -509,8 +509,9 @@ import Testing
                     #expect(server.bodyBytesSent("/k.zip") == bytes.count)
                     let asset = try #require(await library.issue(named: "Issue")?.assets.first)
                     #expect(asset.state == .unpacked && asset.fileName == "k.zip")
+                    // The sidecar (issue.json) is the library's own file beside the content.
                     let files = try FileManager.default.contentsOfDirectory(atPath: library.contentURL(for: issue).path)
-                        .sorted()
+                        .filter { !LibraryLayout.issueFiles.contains($0) }.sorted()
                     #expect(files == ["k.zip", "page.html"])
                 }
             }

@@ -33,6 +33,18 @@ public struct IssueReport: Codable, Sendable, Hashable {
     public var assets: [AssetReport]
     /// The stored record's own format version.
     public var version: Int
+    /// What the feed said of the item (title, link, description); absent for issues added by hand.
+    public var source: Source?
+    /// The cover and its thumbnails (`show --json` and the sidecar; `list --json` reads only the catalog and
+    /// leaves it out). Absent until a cover is made.
+    public var cover: CoverReport?
+
+    /// A feed item's own words, as the issue keeps them.
+    public struct Source: Codable, Sendable, Hashable {
+        public var title: String?
+        public var link: String?
+        public var description: String?
+    }
 
     /// Where a subscribed issue came from.
     public struct Origin: Codable, Sendable, Hashable {
@@ -61,9 +73,12 @@ public struct AssetReport: Codable, Sendable, Hashable {
     /// Request header names with their values redacted.
     public var headers: [String: String]?
     public var userInfo: [String: String]?
+    /// `cover` for the feed's image of the item (the cover's source); absent for content.
+    public var role: String?
 
     private enum CodingKeys: String, CodingKey {
         case id, url, state, receivedBytes, expectedBytes, error, fileName, sha256, unpack, isArchive, headers, userInfo
+        case role
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -81,6 +96,7 @@ public struct AssetReport: Codable, Sendable, Hashable {
         try c.encodeIfPresent(isArchive, forKey: .isArchive)
         try c.encodeIfPresent(headers, forKey: .headers)
         try c.encodeIfPresent(userInfo, forKey: .userInfo)
+        try c.encodeIfPresent(role, forKey: .role)
     }
 }
 
@@ -104,6 +120,8 @@ extension IssueReport {
         }
         assets = issue.assets.map(AssetReport.init)
         version = recordVersion
+        source = issue.source.map { Source(title: $0.title, link: $0.link, description: $0.description) }
+        cover = nil
     }
 }
 
@@ -121,5 +139,6 @@ extension AssetReport {
         isArchive = asset.isArchive
         headers = asset.headers.isEmpty ? nil : asset.redactedHeaders
         userInfo = asset.userInfo.isEmpty ? nil : asset.userInfo
+        role = asset.role == .content ? nil : asset.role.rawValue
     }
 }

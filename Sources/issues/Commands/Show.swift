@@ -17,7 +17,9 @@ struct Show: AsyncParsableCommand {
             throw NewsstandError.issueNotFound(name, in: library.rootURL.path)
         }
         if output.json {
-            Terminal.output(try ReportJSON.text(library.report(for: issue), compact: true))
+            var report = library.report(for: issue)
+            report.cover = library.cover(of: issue)
+            Terminal.output(try ReportJSON.text(report, compact: true))
         } else {
             var subscription: String?
             if let origin = issue.origin {

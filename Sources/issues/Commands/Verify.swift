@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Newsstand
+import NewsstandCovers
 
 struct Verify: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -14,7 +15,8 @@ struct Verify: AsyncParsableCommand {
             the index, drops stale entries, deletes the library's own stale files, finishes interrupted \
             removals and re-queues assets whose content is gone or changed (`issues download` or \
             `issues resume` fetches them again); it never deletes a file it does not own: orphans are \
-            listed, and deleted only with --remove-orphans. Issues with a download in flight are skipped.
+            listed, and deleted only with --remove-orphans. Issues with a download in flight are skipped. Each \
+            available issue's cover is checked (every file there and decoding); --repair makes it again.
             """)
 
     @OptionGroup var libraryOptions: LibraryOptions
@@ -39,6 +41,9 @@ struct Verify: AsyncParsableCommand {
         var report = try await library.verify(
             issues: names.isEmpty ? nil : names,
             options: VerifyOptions(repair: repair, removeOrphans: removeOrphans, deep: deep))
+        // Covers are checked here, where the image libraries are (NewsstandCovers), not in the library's verify.
+        report.problems += try await library.verifyCovers(
+            issues: names.isEmpty ? nil : names, repair: repair, maker: CoverMaker())
         if output.json {
             if let merged {
                 // Repaired before the library was opened (it refuses to open so): reported first, as found.

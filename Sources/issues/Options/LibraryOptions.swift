@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Newsstand
+import NewsstandCovers
 import Synchronization
 
 /// `--library`, shared by every command.
@@ -157,6 +158,13 @@ struct DownloadRunOptions: ParsableArguments {
             discussion: "Faster on slow disks; a power cut (not a crash or kill -9) may then lose recent downloads."))
     var noFsync = false
 
+    @Flag(
+        name: .long,
+        help: ArgumentHelp(
+            "Do not make covers when issues finish downloading.",
+            discussion: "`issues covers` makes them later. The sidecar (issue.json) is written either way."))
+    var noCovers = false
+
     func validate() throws {
         if let jobs {
             guard jobs >= 1 else { throw ValidationError("--jobs must be at least 1 (got \(jobs))") }
@@ -185,6 +193,8 @@ struct DownloadRunOptions: ParsableArguments {
             stallBytes.bytes == 0
             ? nil : StallLimit(minimumBytes: stallBytes.bytes, window: .seconds(stallSeconds))
         configuration.syncDownloads = !noFsync
+        // The image libraries live in NewsstandCovers; the library calls them through this seam.
+        if !noCovers { configuration.coverMaker = CoverMaker() }
         return configuration
     }
 

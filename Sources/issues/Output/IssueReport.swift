@@ -15,6 +15,7 @@ struct IssueReport {
     var origin: String?
     var isPinned: Bool
     var publication: String
+    var cover: CoverReport?
 
     init(_ issue: Issue, library: Library, subscriptionName: String? = nil) {
         name = issue.name
@@ -26,6 +27,7 @@ struct IssueReport {
         assets = issue.assets.map { AssetReport($0, library: library) }
         assetsDone = issue.assets.filter(\.isComplete).count
         assetsTotal = issue.assets.count
+        cover = library.cover(of: issue)
         if let from = issue.origin {
             let matched = from.matchedBy == "id" ? "" : ", recognised by \(from.matchedBy) after its id changed"
             origin = "\(subscriptionName.map { $0.debugDescription } ?? "subscription \(from.subscriptionID)"), item \(from.itemID.debugDescription)\(matched)"
@@ -49,6 +51,7 @@ struct AssetReport {
     var sha256: String?
     var unpack: Bool
     var fileName: String?
+    var isCoverSource: Bool
     /// The request headers, values redacted, sorted by name.
     var headers: [(name: String, value: String)]
 
@@ -66,6 +69,7 @@ struct AssetReport {
         sha256 = asset.sha256
         unpack = asset.unpack
         fileName = asset.fileName
+        isCoverSource = asset.role == .cover
         headers = asset.redactedHeaders.sorted { $0.key.lowercased() < $1.key.lowercased() }.map { ($0.key, $0.value) }
     }
 }

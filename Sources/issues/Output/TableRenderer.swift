@@ -1,4 +1,5 @@
 import Foundation
+import Newsstand
 
 /// The text of `show`.
 enum TableRenderer {
@@ -13,6 +14,11 @@ enum TableRenderer {
             "assets:  \(report.assetsDone)/\(report.assetsTotal) done, \(Format.bytes(report.bytes))",
         ]
         if let origin = report.origin { lines.append("from:    \(origin)") }
+        if let cover = report.cover {
+            let thumbnails = cover.thumbnails.sorted { (Int($0.key) ?? 0) < (Int($1.key) ?? 0) }.map(\.value)
+            lines.append("cover:   \(cover.file) (from \(cover.source.rawValue)); thumbnails \(thumbnails.joined(separator: ", "))")
+            if let refused = cover.refused { lines.append("         refused: \(refused)") }
+        }
         for asset in report.assets {
             let size =
                 asset.expectedBytes.map { "\(Format.bytes(asset.receivedBytes)) / \(Format.bytes($0))" }
@@ -21,6 +27,7 @@ enum TableRenderer {
             lines.append("  \(asset.id)  \(asset.state)  \(size)")
             lines.append("    url:    \(asset.url)")
             if let name = asset.fileName { lines.append("    file:   \(name)") }
+            if asset.isCoverSource { lines.append("    role:   cover (the feed's image)") }
             if let sha = asset.sha256 { lines.append("    sha256: \(sha)") }
             for (name, value) in asset.headers { lines.append("    header: \(name): \(value)") }
             if !asset.unpack { lines.append("    unpack: no") }
