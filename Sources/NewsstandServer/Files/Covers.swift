@@ -1,18 +1,17 @@
 import Foundation
 import Newsstand
 
-/// An issue's cover: the files the covers work places in the issue's folder (`cover-256.jpg`,
-/// `cover-1024.jpg`, `cover.<ext>`), else a generated placeholder. The lookup is this one function, so
-/// that it can switch to the report's `cover` field once reports carry it.
+/// An issue's cover: the files the covers work places in the issue's folder under the names the library gives
+/// that issue (``Library/coverNames(for:)``: `cover…`, or `issue-cover…` when the content holds a `cover.jpg`
+/// of its own), else a generated placeholder.
 enum Covers {
     static let originalExtensions = ["jpg", "jpeg", "png", "webp", "gif", "avif"]
 
     /// The cover file to show at `width` (256 for the shelf, 1024 for the issue page), or nil.
-    static func file(in directory: String, width: Int) -> String? {
-        let thumbnail = width <= 256 ? "cover-256.jpg" : "cover-1024.jpg"
-        var candidates = [thumbnail]
-        if width <= 256 { candidates.append("cover-1024.jpg") }
-        candidates += originalExtensions.map { "cover.\($0)" }
+    static func file(in directory: String, names: CoverNames, width: Int) -> String? {
+        var candidates = [names.thumbnail(width <= 256 ? 256 : 1024)]
+        if width <= 256 { candidates.append(names.thumbnail(1024)) }
+        candidates += originalExtensions.map { names.cover($0) }
         for name in candidates {
             let path = directory + "/" + name
             if SafePath.resolve([Substring(name)], inside: directory) != nil { return path }

@@ -18,7 +18,7 @@ enum FileRoutes {
             let key = context.parameters.get("key") ?? ""
             let issue = try await state.requireIssue(key: key)
             let width = Responses.query(request)["size"] == "1024" ? 1024 : 256
-            if let path = Covers.file(in: state.directory(of: issue), width: width) {
+            if let path = Covers.file(in: state.directory(of: issue), names: state.library.coverNames(for: issue), width: width) {
                 return try await FileResponse.make(path: path, request: request, context: context)
             }
             let svg = Covers.placeholder(title: issue.name, date: issue.date.description, publication: issue.publicationName)
