@@ -39,6 +39,14 @@ GLIBC_RELR   := $(shell getconf GNU_LIBC_VERSION 2>/dev/null | awk '{ split($$2,
 RELEASE_TOOLSET := .build/release-toolset.json
 RELEASE_LINK := $(if $(and $(LLD),$(GLIBC_RELR)),--toolset $(RELEASE_TOOLSET) -Xlinker -z -Xlinker pack-relative-relocs -Xlinker --version-script=$(CURDIR)/Release/exports.map)
 RELEASE_FLAGS = $(STATIC_STDLIB) $(RELEASE_LINK)
+# The image libraries of covers are opened on first use (dlopen, Sources/CVips/shim.h and CPoppler/shim.h), and
+# the binary references none of their symbols; but SwiftPM puts their pkg-config `-l` flags first on the link
+# line, before any --as-needed, so their DT_NEEDED entries are removed after the link. Every other command then
+# starts without loading them and their ~100 dependencies: `issues --version` 17 MiB and under 10 ms instead of
+# 37 MiB and 30-80 ms (release build, 2026-11-26).
+RELEASE_PKGS     := patchelf:/usr/bin/patchelf
+COVER_LIBRARIES  := libvips.so.42 libpoppler-glib.so.8 libcairo.so.2 libgobject-2.0.so.0 libglib-2.0.so.0 libgio-2.0.so.0
+COVER_SYMBOLS    := ' (vips|poppler|cairo|g|gdk|pango)_'
 # Where swift-argument-parser's generate-manual plugin writes the page.
 MANPAGE       := .build/plugins/GenerateManual/outputs/issues/issues.1
 
@@ -78,7 +86,14 @@ build: deps
 # The Swift runtime and Foundation linked in: the binary runs where no Swift toolchain is installed, and
 # a download's peak memory is 3 MiB lower (no dynamic loading of the Swift libraries).
 release: deps release-toolset
+	$(call install_missing,$(RELEASE_PKGS))
 	$(SWIFT) build -c release --product issues $(RELEASE_FLAGS)
+	@if nm -D --undefined-only $(ISSUES_BIN) | grep -qE $(COVER_SYMBOLS); then \
+	  echo "release: the binary references the image libraries directly; their entries stay"; \
+	else \
+	  for lib in $(COVER_LIBRARIES); do patchelf --remove-needed $$lib $(ISSUES_BIN); done; \
+	  $(ISSUES_BIN) --version >/dev/null; \
+	fi
 
 # SwiftPM takes the linker from a toolset file; its path is this machine's, so the file is written here.
 .PHONY: release-toolset
