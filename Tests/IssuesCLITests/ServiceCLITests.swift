@@ -85,8 +85,9 @@ import Testing
             let size = 1_000_000
             server.serve("/A.mp3", bytes: patternBytes(count: 1000))
             server.serve("/Big.mp3", bytes: patternBytes(count: size))
-            // Slow enough (16 s for the file) that the kill lands mid-transfer even on a loaded machine.
-            server.setFaults("/Big.mp3", Faults(bytesPerSecond: 64_000))
+            // Slow enough (a minute for the file) that the kill lands mid-transfer even when this suite's other
+            // tests hold the cooperative pool for many seconds.
+            server.setFaults("/Big.mp3", Faults(bytesPerSecond: 16_000))
             server.serve("/feed.xml", bytes: feed(server, items: [("A", "Mon, 23 Nov 2026 10:00:00 GMT")]))
             try await withTemporaryDirectory { folder in
                 let library = folder.appendingPathComponent("library")
@@ -99,7 +100,7 @@ import Testing
 
                 let first = try startService(library)
                 try await waitUntil("part of the download on disk", timeout: .seconds(30)) {
-                    server.bodyBytesSent("/Big.mp3") > 100_000
+                    server.bodyBytesSent("/Big.mp3") > 50_000
                 }
                 first.send(SIGKILL)
                 _ = try await first.wait(timeout: .seconds(10))
@@ -108,6 +109,9 @@ import Testing
                 server.setFaults("/Big.mp3", Faults())
 
                 let second = try startService(library)
+                try await waitUntil("the second service started", timeout: .seconds(60)) {
+                    second.stderrSoFar.contains("scheduler started")
+                }
                 try await waitUntil("the download resumed and finished", timeout: .seconds(60)) {
                     (try? run(["show", "--json", "Big"], library))?.stdout.contains("\"status\":\"available\"") == true
                 }
