@@ -34,13 +34,15 @@ struct ShelfQuery: Sendable, Hashable {
         publication = nonEmpty("publication")
         subscription = nonEmpty("subscription")
         search = nonEmpty("q")
-        if let text = nonEmpty("offset") {
+        // Numbers given empty are refused, not taken as the default (the OpenAPI document says integer); the
+        // shelf's own links leave them out instead.
+        if let text = parameters["offset"] {
             guard let value = Int(text), value >= 0, value <= 100_000_000 else {
                 throw QueryError("offset must be a whole number ≥ 0, not \(text.debugDescription)")
             }
             offset = value
         }
-        if let text = nonEmpty("limit") {
+        if let text = parameters["limit"] {
             guard let value = Int(text), (1...Self.maxLimit).contains(value) else {
                 throw QueryError("limit must be a whole number from 1 to \(Self.maxLimit), not \(text.debugDescription)")
             }
