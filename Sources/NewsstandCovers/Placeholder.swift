@@ -1,5 +1,6 @@
 internal import CVips
 import Foundation
+import NewsstandCore
 
 /// A cover made when no source gives one: the publication, the title and the date, white on a colour
 /// derived from the publication's name (so one publication's issues look alike on a shelf). Drawn by libvips
@@ -68,22 +69,7 @@ enum Placeholder {
     }
 
     /// Pango markup's special characters escaped: a title from a feed is text, never markup.
-    static func escape(_ text: String) -> String {
-        var out = ""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            case "\"": out += "&quot;"
-            case "'": out += "&#39;"
-            default:
-                // Control characters have no place in a title (Pango refuses some of them).
-                if scalar.properties.generalCategory != .control { out.unicodeScalars.append(scalar) }
-            }
-        }
-        return out
-    }
+    static func escape(_ text: String) -> String { MarkupText.escaped(text) }
 
     /// At most `limit` characters, with an ellipsis when cut.
     static func clip(_ text: String, _ limit: Int) -> String {

@@ -1,26 +1,11 @@
 import Foundation
+import NewsstandCore
 
 /// Typed-enough HTML: every string that is not our own markup goes through ``escape(_:)`` (names, titles,
 /// URLs and errors come from feeds and must never become markup).
 enum HTML {
     /// Escapes text for element content and for quoted attribute values.
-    static func escape(_ text: String) -> String {
-        var out = ""
-        out.reserveCapacity(text.utf8.count)
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            case "\"": out += "&quot;"
-            case "'": out += "&#39;"
-            default:
-                // Controls other than tab and newline have no business in a page.
-                if scalar.value < 0x20 && scalar != "\n" && scalar != "\t" { out += "\u{FFFD}" } else { out.unicodeScalars.append(scalar) }
-            }
-        }
-        return out
-    }
+    static func escape(_ text: String) -> String { MarkupText.escaped(text) }
 
     /// A whole page: one stylesheet and one script, both under this response's nonce.
     static func page(title: String, nonce: String, csrf: String, current: String, body: String) -> String {
