@@ -27,6 +27,8 @@ final class BodyStream {
     enum Ending {
         case complete
         case truncate
+        /// Nothing more is sent; the connection stays open until the client closes it.
+        case hold
         case cut(reset: Bool)
     }
 

@@ -36,6 +36,10 @@ public struct Faults: Sendable, Equatable {
     public var bytesPerSecond: Int?
     /// Send the full `Content-Length` but only this many body bytes, then close (every response).
     public var truncateAfterBytes: Int?
+    /// Send the full `Content-Length` but only this many body bytes, then send nothing more and keep the
+    /// connection open until the client leaves (a server that stalls mid-body, on every response): a test
+    /// that must catch a transfer in the middle does so however late it looks.
+    public var holdAfterBytes: Int?
     /// Answer every request with a redirect to this absolute URL or path.
     public var redirectTo: String?
     /// Status used for ``redirectTo`` (302 unless changed: 301, 303, 307, 308...).
@@ -70,6 +74,7 @@ public struct Faults: Sendable, Equatable {
         statusResponses: Int = .max,
         bytesPerSecond: Int? = nil,
         truncateAfterBytes: Int? = nil,
+        holdAfterBytes: Int? = nil,
         redirectTo: String? = nil,
         redirectStatus: Int = 302,
         omitValidators: Bool = false,
@@ -90,6 +95,7 @@ public struct Faults: Sendable, Equatable {
         self.statusResponses = statusResponses
         self.bytesPerSecond = bytesPerSecond
         self.truncateAfterBytes = truncateAfterBytes
+        self.holdAfterBytes = holdAfterBytes
         self.redirectTo = redirectTo
         self.redirectStatus = redirectStatus
         self.omitValidators = omitValidators

@@ -267,6 +267,10 @@ final class TestHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
             stopAfter = Int64(max(0, truncate))
             ending = .truncate
         }
+        if let hold = faults.holdAfterBytes, Int64(max(0, hold)) < stopAfter {
+            stopAfter = Int64(max(0, hold))
+            ending = .hold
+        }
         if let cut = faults.cutAfterBytes, Int64(max(0, cut)) < stopAfter,
             core.takeCut(path: path, faults: faults)
         {
@@ -365,6 +369,8 @@ final class TestHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
             finishResponse(context: context, keepAlive: stream.keepAlive)
         case .truncate:
             context.close(promise: nil)
+        case .hold:
+            break
         case .cut(let reset):
             if reset, let options = context.channel as? any SocketOptionProvider {
                 // SO_LINGER with a zero timeout turns the close into a TCP reset.

@@ -85,9 +85,10 @@ import Testing
             let size = 1_000_000
             server.serve("/A.mp3", bytes: patternBytes(count: 1000))
             server.serve("/Big.mp3", bytes: patternBytes(count: size))
-            // Slow enough (a minute for the file) that the kill lands mid-transfer even when this suite's other
-            // tests hold the cooperative pool for many seconds.
-            server.setFaults("/Big.mp3", Faults(bytesPerSecond: 16_000))
+            // The server stalls a fifth of the way in, so the kill lands mid-transfer however long the other
+            // suites hold the cooperative pool (a 16 KB/s throttle once finished the file first on CI).
+            let held = 200_000
+            server.setFaults("/Big.mp3", Faults(holdAfterBytes: held))
             server.serve("/feed.xml", bytes: feed(server, items: [("A", "Mon, 23 Nov 2026 10:00:00 GMT")]))
             try await withTemporaryDirectory { folder in
                 let library = folder.appendingPathComponent("library")
@@ -100,7 +101,7 @@ import Testing
 
                 let first = try startService(library)
                 try await waitUntil("part of the download on disk", timeout: .seconds(30)) {
-                    server.bodyBytesSent("/Big.mp3") > 50_000
+                    server.bodyBytesSent("/Big.mp3") >= held
                 }
                 first.send(SIGKILL)
                 _ = try await first.wait(timeout: .seconds(10))
