@@ -81,6 +81,10 @@ extension Library {
         public var defaultProxy: String?
         /// The hosts reached directly when the environment has no `no_proxy`: a config file's `no-proxy`.
         public var defaultNoProxy: String?
+        /// Free bytes on the library's file system under which `library.low-space` is announced: once when a
+        /// download's commit finds less, then not again until the space was back above it. Nil never
+        /// announces. Default 1 GiB: an episode or two of room, time enough for a hook to prune.
+        public var lowSpaceThreshold: Int64? = 1 << 30
 
         /// Creates a configuration.
         public init(

@@ -168,7 +168,11 @@ extension Library {
         guard !items.isEmpty else { return DownloadSummary() }
         let engine = startedEngine()
         let hooks = DownloadRun.Hooks(
-            commit: { [self] change in try await self.commit(change) },
+            commit: { [self] change in
+                let landed = try await self.commit(change)
+                self.noteFreeSpace()
+                return landed
+            },
             refreshedURL: { [self] id, name in await self.refreshedURL(of: id, issueNamed: name) })
         let run = DownloadRun(
             layout: layout, catalog: catalog, engine: engine, unpackLimits: configuration.unpackLimits,

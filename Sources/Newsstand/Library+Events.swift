@@ -77,8 +77,24 @@ extension Library {
         let delivery = HookDelivery(catalog: catalog, layout: layout, hooks: hooks, logger: logger)
         if !hooks.isEmpty { try await runBlocking { try delivery.startNewHooks() } }
         let old = self.delivery
+        let retrying = old.keepsRetrying
+        old.stopRetrying()
         wake.set(delivery)
         await old.drain()
+        if retrying { delivery.keepRetrying() } else { delivery.nudge() }
+    }
+
+    /// Makes this process deliver every event to the hooks, whoever made it, for as long as it runs: what is
+    /// waiting now (a killed process's, a backing-off hook's), each later event as ``nudgeEventDelivery()``
+    /// reports it, and a hook's retry when its backoff ends. For a resident process (`issues serve`).
+    package func keepDeliveringEvents() async throws {
+        let catalog = self.catalog
+        try await runBlocking { try catalog.recoverIfNeeded() }
+        delivery.keepRetrying()
+    }
+
+    /// Asks for a delivery round without waiting for it: an event another process made was seen in the log.
+    package nonisolated func nudgeEventDelivery() {
         delivery.nudge()
     }
 }

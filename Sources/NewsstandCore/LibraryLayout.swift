@@ -56,6 +56,9 @@ package struct LibraryLayout: Sendable, Hashable {
     package var events: String { catalog + "/events.jsonl" }
     /// Each hook's position in the event log (its last acknowledged cursor), and the lock its deliverer holds.
     package var hookPositions: String { catalog + "/hooks" }
+    /// There while the library's file system is under the low-space threshold: made by the process that
+    /// announces `library.low-space` (so only one does), removed once the space is back.
+    package var lowSpaceMark: String { catalog + "/low-space" }
     package func hookPosition(_ name: String) -> String { "\(hookPositions)/\(name).json" }
     package func hookLock(_ name: String) -> String { "\(hookPositions)/\(name).lock" }
     /// What each unpacked asset placed (paths and sizes), written once per placement, for `verify`.

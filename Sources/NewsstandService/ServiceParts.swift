@@ -94,10 +94,11 @@ public struct ReloadService: Service {
     }
 }
 
-/// Re-reads the plans when the event log says a subscription came, went away, moved or is gone (added
-/// through the web page, by `issues subscribe` in another process, …): the log is followed as `issues
-/// events --follow` does, woken by inotify, never polled.
-public struct SubscriptionWatchService: Service {
+/// Follows the event log, as `issues events --follow` does (woken by inotify, never polled): every event,
+/// whichever process made it, is handed to the hooks (a CLI command delivers its own, but one killed after
+/// its commit, or a hook backing off, is left to this process), and one that says a subscription came, went
+/// away, moved or is gone (through the web page, `issues subscribe` in another process, …) re-reads the plans.
+public struct EventWatchService: Service {
     let library: Library
     let scheduler: Scheduler
 
@@ -108,9 +109,11 @@ public struct SubscriptionWatchService: Service {
 
     public func run() async throws {
         let start = try await library.lastEventCursor()
+        try await library.keepDeliveringEvents()
         try? await cancelWhenGracefulShutdown {
-            for try await event in library.events(since: start, follow: true) where event.kind.hasPrefix("subscription.") {
-                await scheduler.reload()
+            for try await event in library.events(since: start, follow: true) {
+                library.nudgeEventDelivery()
+                if event.kind.hasPrefix("subscription.") { await scheduler.reload() }
             }
         }
     }

@@ -156,6 +156,15 @@ import Testing
                 subscription = try #require((try json(["subscriptions"], lib) as? [[String: Any]])?.first)
                 #expect(subscription["url"] as? String == server.url("/new.xml"))
                 #expect(subscription["previousURLs"] as? [String] == [server.url("/old.xml")])
+                // The log says so: added once, moved once (the 302 moved nothing), naming the URL it left.
+                let events = try run(["events", "--json"], lib).stdout.split(separator: "\n").compactMap {
+                    try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+                }
+                let kinds = events.compactMap { $0["kind"] as? String }.filter { $0.hasPrefix("subscription.") }
+                #expect(kinds == ["subscription.added", "subscription.moved"], "\(kinds)")
+                let moved = events.first { $0["kind"] as? String == "subscription.moved" }
+                #expect((moved?["subscription"] as? [String: Any])?["url"] as? String == server.url("/new.xml"), "\(moved ?? [:])")
+                #expect((moved?["detail"] as? String) == server.url("/old.xml"), "\(moved ?? [:])")
             }
         }
     }

@@ -17,7 +17,8 @@ import Synchronization
 /// own, and each exec hook on a thread of its own with a time limit, so a hook that fails or hangs holds up
 /// neither downloads nor the other hooks. A failing event is retried (webhooks at once, twice, then like exec
 /// hooks: by the next process that delivers, with backoff from 30 s up to an hour) for a day, then skipped with
-/// an error in the log.
+/// an error in the log. A resident process (`issues serve`) calls ``keepRetrying()`` and is then that next
+/// process itself: a timer nudges delivery when the earliest backoff ends.
 final class HookDelivery: Sendable {
     private let catalog: Catalog
     private let layout: LibraryLayout
@@ -26,11 +27,27 @@ final class HookDelivery: Sendable {
     private struct State {
         var task: Task<Void, Never>?
         var again = false
+        /// Whether a round that leaves a hook backing off arms ``retryTimer``.
+        var keepsRetrying = false
+        var retryTimer: Task<Void, Never>?
+        /// The earliest backoff end the rounds since the last finished one met.
+        var nextRetry: Date?
     }
     private let state = Mutex(State())
 
     /// How long a failing event is retried before it is skipped.
     static let giveUpAfter: TimeInterval = 86_400
+
+    /// The wait after a hook's first failure, doubled after each further one (up to an hour).
+    static let firstBackoff: TimeInterval = {
+        #if DEBUG
+            // Lets the service's retry test see a backoff end in seconds.
+            if let text = ProcessInfo.processInfo.environment["ISSUES_HOOK_BACKOFF"], let seconds = TimeInterval(text) {
+                return seconds
+            }
+        #endif
+        return 30
+    }()
 
     init(catalog: Catalog, layout: LibraryLayout, hooks: [Hook], logger: Logger) {
         self.catalog = catalog
@@ -65,20 +82,50 @@ final class HookDelivery: Sendable {
         }
     }
 
-    /// Waits until every round asked for so far is done.
+    /// Waits until every round asked for so far is done (not for a retry timer's later round).
     func drain() async {
         while let task = state.withLock({ $0.task }) { await task.value }
+    }
+
+    /// From now on, a hook left backing off is retried by this process when its backoff ends (and a round
+    /// runs at once, for what is waiting).
+    func keepRetrying() {
+        state.withLock { $0.keepsRetrying = true }
+        nudge()
+    }
+
+    /// Whether ``keepRetrying()`` was called: a reloaded delivery carries it on.
+    var keepsRetrying: Bool { state.withLock { $0.keepsRetrying } }
+
+    /// Stops the retry timer (the delivery is being replaced).
+    func stopRetrying() {
+        state.withLock { state in
+            state.keepsRetrying = false
+            state.retryTimer?.cancel()
+            state.retryTimer = nil
+        }
     }
 
     private func rounds() async {
         while true {
             state.withLock { $0.again = false }
-            await withTaskGroup(of: Void.self) { group in
+            let retries = await withTaskGroup(of: Date?.self) { group in
                 for hook in hooks { group.addTask { await self.deliver(to: hook) } }
+                return await group.reduce(into: [Date]()) { if let date = $1 { $0.append(date) } }
             }
             let done = state.withLock { state -> Bool in
+                if let earliest = retries.min() { state.nextRetry = min(state.nextRetry ?? earliest, earliest) }
                 if state.again { return false }
                 state.task = nil
+                if state.keepsRetrying, let retry = state.nextRetry {
+                    state.retryTimer?.cancel()
+                    let delay = max(0, retry.timeIntervalSinceNow)
+                    state.retryTimer = Task.detached {
+                        try? await Task.sleep(for: .seconds(delay))
+                        if !Task.isCancelled { self.nudge() }
+                    }
+                }
+                state.nextRetry = nil
                 return true
             }
             if done { return }
@@ -86,14 +133,16 @@ final class HookDelivery: Sendable {
     }
 
     /// Hands `hook` every event after its position, in order, stopping at the first that fails.
-    func deliver(to hook: Hook) async {
+    /// - Returns: When the hook is to be tried again, if it is backing off after a failure.
+    @discardableResult
+    func deliver(to hook: Hook) async -> Date? {
         let layout = self.layout
         do {
             let lock = try await onOwnThread { try FileLock(path: layout.hookLock(hook.name)) }
             defer { withExtendedLifetime(lock) {} }
             let path = layout.hookPosition(hook.name)
             var position = try HookPosition.read(path) ?? HookPosition(cursor: catalog.lastEventCursor())
-            if let retryAt = position.retryAt, retryAt > Date() { return }
+            if let retryAt = position.retryAt, retryAt > Date() { return retryAt }
             let events = try catalog.readEvents(after: position.cursor).events
             var unsaved = false
             for event in events {
@@ -116,12 +165,12 @@ final class HookDelivery: Sendable {
                     }
                     position.failures += 1
                     position.firstFailure = first
-                    let backoff = min(30 * pow(2, Double(position.failures - 1)), 3600)
+                    let backoff = min(Self.firstBackoff * pow(2, Double(position.failures - 1)), 3600)
                     position.retryAt = now.addingTimeInterval(backoff)
                     try position.write(path)
                     logger.warning(
                         "hook \(hook.name) failed on event \(report.id) (\(report.kind)): \(failure); retrying in \(Int(backoff)) s or later")
-                    return
+                    return position.retryAt
                 }
                 CrashPoint.reached("hook-delivered")
                 position = HookPosition(cursor: event.cursor)
@@ -133,6 +182,7 @@ final class HookDelivery: Sendable {
         } catch {
             logger.error("cannot deliver events to hook \(hook.name): \(error)")
         }
+        return nil
     }
 
     /// Delivers one event; nil when the hook took it, else what went wrong.

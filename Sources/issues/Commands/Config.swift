@@ -10,8 +10,9 @@ struct Config: ParsableCommand {
             ($XDG_CONFIG_HOME/issues/config.json, else ~/.config/issues/config.json), then the built-in \
             defaults; the proxy variables of the environment come before the files. A config file is a JSON \
             object whose keys are the options' names: "jobs", "segments", "limit-rate" ("2M"), "cacert" (a \
-            file or a list; relative to the file's folder), "proxy", "no-proxy", and "headers" (an object of \
-            host names, each with its headers). "hooks" and "serve" are read by other parts of issues. Give \
+            file or a list; relative to the file's folder), "proxy", "no-proxy", "headers" (an object of \
+            host names, each with its headers), and "low-space" (free space under which the event \
+            library.low-space is announced, "1G" by default, or "off"). "hooks" and "serve" are read by other parts of issues. Give \
             download options here to see how they combine.
             """)
 
@@ -32,6 +33,7 @@ struct Config: ParsableCommand {
         add("cacert", settings.cacert) { $0.isEmpty ? nil : $0.joined(separator: ", ") }
         add("proxy", settings.proxy) { $0.map(URLCredentials.redact) }
         add("no-proxy", settings.noProxy) { $0 }
+        add("low-space", settings.lowSpace) { $0?.description ?? "off" }
         for host in settings.headers.keys.sorted() {
             guard let entry = settings.headers[host] else { continue }
             add("headers \(host)", entry) { headers in

@@ -40,7 +40,7 @@ struct ResidentService {
                 readiness.ready("scheduler")
             },
             WatchdogService(notifier: notifier, scheduler: scheduler),
-            SubscriptionWatchService(library: library, scheduler: scheduler),
+            EventWatchService(library: library, scheduler: scheduler),
             ReloadService(scheduler: scheduler) {
                 log.info("SIGHUP: reading the hooks and the subscriptions' plans again")
                 do {

@@ -5,7 +5,7 @@ import Newsstand
 ///
 /// JSON, read with the catalog's own reader so that a mistake has a byte position, shown as a line:
 /// ```
-/// {"jobs": 8, "segments": 4, "limit-rate": "2M", "cacert": "ca.pem",
+/// {"jobs": 8, "segments": 4, "limit-rate": "2M", "cacert": "ca.pem", "low-space": "5G",
 ///  "proxy": "http://proxy:3128", "no-proxy": "localhost,.lan",
 ///  "headers": {"paywall.example": {"Cookie": "session=…"}},
 ///  "hooks": …, "serve": …}
@@ -23,8 +23,10 @@ struct ConfigFile: Sendable {
     var noProxy: String?
     /// By lower-cased host.
     var headers: [String: [String: String]] = [:]
+    /// `library.low-space` below this many free bytes; `.some(nil)` for `"off"`.
+    var lowSpace: ByteSize??
 
-    static let settingKeys = ["jobs", "segments", "limit-rate", "cacert", "proxy", "no-proxy", "headers"]
+    static let settingKeys = ["jobs", "segments", "limit-rate", "cacert", "proxy", "no-proxy", "headers", "low-space"]
     /// Keys other parts of the program read from the same file.
     static let passedThroughKeys: Set<String> = ["hooks", "serve"]
 
@@ -117,6 +119,12 @@ struct ConfigFile: Sendable {
                     file.headers[host.lowercased()] = own
                 }
             case ("headers", _): throw bad("an object of host names, each with an object of headers")
+            case ("low-space", .string("off")): file.lowSpace = .some(nil)
+            case ("low-space", .string(let text)):
+                guard let size = ByteSize(argument: text), size.bytes >= 1 else { throw bad("a size such as \"5G\", or \"off\"") }
+                file.lowSpace = size
+            case ("low-space", .integer(let n)) where n >= 1: file.lowSpace = ByteSize(bytes: n)
+            case ("low-space", _): throw bad("a size such as \"5G\", or \"off\"")
             default: break
             }
             if key == "cacert", let files = file.cacert {

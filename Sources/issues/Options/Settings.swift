@@ -32,6 +32,8 @@ struct Settings: Sendable {
     var cacert = Entry<[String]>(value: [], source: .builtIn)
     var proxy = Entry<String?>(value: nil, source: .builtIn)
     var noProxy = Entry<String?>(value: nil, source: .builtIn)
+    /// Free space under which `library.low-space` is announced; nil for never.
+    var lowSpace = Entry<ByteSize?>(value: ByteSize(bytes: 1 << 30), source: .builtIn)
     /// By lower-cased host; a host's headers come whole from one file (the library's over the user's).
     var headers: [String: Entry<[String: String]>] = [:]
     /// The files looked for, highest precedence first, and whether each was there.
@@ -67,6 +69,7 @@ struct Settings: Sendable {
             if let cacert = file.cacert { settings.cacert = Entry(value: cacert, source: source) }
             if let proxy = file.proxy { settings.proxy = Entry(value: proxy, source: source) }
             if let noProxy = file.noProxy { settings.noProxy = Entry(value: noProxy, source: source) }
+            if let lowSpace = file.lowSpace { settings.lowSpace = Entry(value: lowSpace, source: source) }
             for (host, headers) in file.headers { settings.headers[host] = Entry(value: headers, source: source) }
         }
         if let name = ["https_proxy", "HTTPS_PROXY", "http_proxy", "HTTP_PROXY", "all_proxy", "ALL_PROXY"]
@@ -100,6 +103,7 @@ struct Settings: Sendable {
         if case .file = proxy.source { configuration.defaultProxy = proxy.value }
         if case .file = noProxy.source { configuration.defaultNoProxy = noProxy.value }
         configuration.headersByHost = headers.mapValues(\.value)
+        configuration.lowSpaceThreshold = lowSpace.value?.bytes
         return configuration
     }
 
