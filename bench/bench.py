@@ -6,8 +6,8 @@ benchmark `--runs` times, prints one Markdown table of ratios to stdout and writ
 bench/results/latest.md (+ latest.json, + timestamped copies). Progress goes to stderr.
 
 This file is the entry point: options, the plan, the report's frame. The harness is in harness.py and
-each benchmark in its own module (large.py, many.py, unpack.py, catalog.py, feeds.py, ratelimit.py, segments.py,
-covers.py).
+each benchmark in its own module (large.py, many.py, unpack.py, catalog.py, events.py, feeds.py, ratelimit.py,
+segments.py, covers.py, service.py).
 
 Exit status: 0 when every benchmark ran (missed targets are reported, not failures), 1 when one could
 not run (tool missing, wrong output, non-zero exit), 2 on bad usage, 130 when interrupted.
@@ -31,6 +31,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import catalog  # noqa: E402
 import covers  # noqa: E402
+import events  # noqa: E402
 import feeds  # noqa: E402
 import ratelimit  # noqa: E402
 import segments  # noqa: E402
@@ -42,7 +43,7 @@ import unpack  # noqa: E402
 from harness import BenchError, Nginx, Report, Terminated, log  # noqa: E402
 
 # In table order.
-BENCHMARKS = (large, many, segments, unpack, catalog, feeds, ratelimit, covers, service)
+BENCHMARKS = (large, many, segments, unpack, catalog, events, feeds, ratelimit, covers, service)
 ALIASES = {"scale": "catalog"}  # the old name of the library-scale rows
 
 
