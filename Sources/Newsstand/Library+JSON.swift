@@ -45,17 +45,29 @@ extension Library {
                         let issue = try IssueRecord.decode(bytes, path: reader.path)
                         self.writeJSON(self.redacted(self.live(issue)), into: &out)
                     } else {
-                        var check = JSONReader(bytes: bytes)
-                        do {
-                            try check.skipValue()
-                        } catch {
-                            throw NewsstandError(
+                        let damaged = { (error: any Error) in
+                            NewsstandError(
                                 .manifestUnreadable,
                                 "\(reader.path) holds a damaged record at byte \(entry.recordOffset); run `issues verify --repair`",
                                 underlying: error)
                         }
+                        var cover: CoverSplice?
+                        do {
+                            if Library.contains(bytes, Library.coverRoleBytes) {
+                                cover = try CoverSplice(bytes)
+                            } else {
+                                var check = JSONReader(bytes: bytes)
+                                try check.skipValue()
+                            }
+                        } catch {
+                            throw damaged(error)
+                        }
                         self.writePrefix(entry.summary, into: &out)
-                        out.append(UnsafeBufferPointer(rebasing: bytes.dropFirst()))
+                        if let cover {
+                            cover.write(bytes, into: &out)
+                        } else {
+                            out.append(UnsafeBufferPointer(rebasing: bytes.dropFirst()))
+                        }
                     }
                 }
                 if out.bytes.count > 1 << 20 {
@@ -80,7 +92,16 @@ extension Library {
     /// Whether a stored record may hold request headers: true when its bytes contain the `"headers":`
     /// key. A string that merely contains that text gives a false positive, which costs only a decode.
     static func mayHoldHeaders(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
-        let key = Array("\"headers\":".utf8)
+        contains(bytes, headersKeyBytes)
+    }
+
+    private static let headersKeyBytes = Array("\"headers\":".utf8)
+    /// What a stored asset object holds when it is the cover's source (a string value never holds these bytes
+    /// unescaped; a `userInfo` entry may, which costs only a closer look).
+    static let coverRoleBytes = Array("\"role\":\"cover\"".utf8)
+
+    /// Whether `key`'s bytes occur in `bytes`.
+    static func contains(_ bytes: UnsafeBufferPointer<UInt8>, _ key: [UInt8]) -> Bool {
         guard bytes.count >= key.count else { return false }
         var index = 0
         let last = bytes.count - key.count
@@ -108,11 +129,23 @@ extension Library {
         return issue
     }
 
+    /// The issue as ``IssueReport`` has it: the prefix, then its record with the cover's source moved out of
+    /// `assets` to `coverSource`.
     nonisolated func writeJSON(_ issue: Issue, into writer: inout JSONWriter) {
+        let split = issue.assetsAndCoverSource
+        var content = issue
+        content.assets = split.content
         var record = JSONWriter(capacity: 1024)
-        issue.write(to: &record)
+        content.write(to: &record)
         writePrefix(IssueSummary(issue), into: &writer)
-        record.bytes.withUnsafeBufferPointer { writer.append(UnsafeBufferPointer(rebasing: $0.dropFirst())) }
+        guard let cover = split.cover else {
+            record.bytes.withUnsafeBufferPointer { writer.append(UnsafeBufferPointer(rebasing: $0.dropFirst())) }
+            return
+        }
+        record.bytes.withUnsafeBufferPointer { writer.append(UnsafeBufferPointer(rebasing: $0.dropFirst().dropLast())) }
+        writer.key("coverSource")
+        cover.write(to: &writer)
+        writer.raw("}")
     }
 
     /// `{"assetsDone":…,"assetsTotal":…,"bytes":…,"directory":"…",` (and `"pinned":false` unless the

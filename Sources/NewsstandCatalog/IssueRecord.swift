@@ -254,7 +254,7 @@ extension AssetDownload {
 
     /// Writes the asset object. `error` and `expectedBytes` are always present (null when absent), as
     /// the `--json` output promises, so that output can copy stored records as they are.
-    func write(to writer: inout JSONWriter, receivedBytes liveReceived: Int64? = nil, expectedBytes liveExpected: Int64? = nil) {
+    package func write(to writer: inout JSONWriter, receivedBytes liveReceived: Int64? = nil, expectedBytes liveExpected: Int64? = nil) {
         writer.raw("{")
         writer.key("error", first: true)
         writer.optionalString(error)

@@ -93,6 +93,15 @@ public struct Issue: Sendable, Hashable, Identifiable {
         self.source = nil
     }
 
+    /// The assets that are the issue's content, and the first whose role is the cover's source: what every
+    /// report shows apart (one rule for `show --json`, `list --json` and the HTTP API).
+    package var assetsAndCoverSource: (content: [AssetDownload], cover: AssetDownload?) {
+        guard let index = assets.firstIndex(where: { $0.role == .cover }) else { return (assets, nil) }
+        var content = assets
+        let cover = content.remove(at: index)
+        return (content, cover)
+    }
+
     /// Recomputes `status` from the asset states.
     package mutating func updateStatus() {
         status = Issue.status(of: assets)

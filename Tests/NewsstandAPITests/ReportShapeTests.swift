@@ -16,6 +16,9 @@ import Testing
                     try await library.addIssue(named: "Plain", date: API.date, assets: [AssetRequest(url: try API.url(server, "/a.pdf"))])
                     try await library.addIssue(named: "With headers", date: API.date, assets: [secret])
                     try await library.addIssue(named: "Empty \"quoted\" ✓", date: IssueDate(year: 2025, month: 1, day: 2)!)
+                    // An app's own data that looks like a cover source's role is not one.
+                    let lookalike = AssetRequest(url: try API.url(server, "/b.pdf"), userInfo: ["role": "cover"])
+                    try await library.addIssue(named: "Look-alike", date: API.date, assets: [lookalike])
                     _ = try await library.download(issues: ["Plain"])
                     _ = try await library.pin(issuesNamed: ["Empty \"quoted\" ✓"])
 
@@ -29,7 +32,8 @@ import Testing
                         let issue = try #require(try await library.issue(named: summary.name))
                         expected.append(library.report(for: issue))
                     }
-                    #expect(stream.count == 3)
+                    #expect(stream.count == 4)
+                    #expect(stream.first { $0.name == "Look-alike" }.map { $0.assets.count == 1 && $0.coverSource == nil } == true)
                     #expect(Set(stream) == Set(expected))
                     #expect(stream.allSatisfy { $0.reportVersion == IssueReport.reportVersion })
                     let plain = try #require(stream.first { $0.name == "Plain" })

@@ -79,9 +79,19 @@ import Testing
                     #expect(sidecar.assets.last?.role == "cover")
                     #expect(sidecar.assets.first?.sha256 == FileDigest.sha256(of: folder.appendingPathComponent("one.pdf").path))
                     #expect(sidecar.assets.first?.sha256?.count == 64)
+                    // Reports show the content as `assets` and the feed's image apart, as `coverSource`; the
+                    // `list --json` stream, which copies records byte for byte, says the same.
                     let report = library.report(for: covers[0])
-                    #expect(report.assets.last?.role == "cover")
+                    #expect(report.assets.map(\.url) == [server.url("/one.pdf")])
+                    #expect(report.coverSource?.url == server.url("/one.jpg") && report.coverSource?.role == "cover")
+                    #expect(report.assetsTotal == 2)
                     #expect(report.source?.title == "First")
+                    let listed = root.appendingPathComponent("list.json")
+                    #expect(FileManager.default.createFile(atPath: listed.path, contents: nil))
+                    try await library.writeJSONList(to: try FileHandle(forWritingTo: listed))
+                    let stream = try JSONDecoder().decode([IssueReport].self, from: Data(contentsOf: listed))
+                    #expect(Set(stream) == Set(covers.map { library.report(for: $0) }))
+                    #expect(stream.allSatisfy { $0.coverSource != nil && $0.assets.count == 1 })
 
                     // Made already: a second call keeps it; --refresh makes it again.
                     let again = try await library.makeCovers(issues: ["First"], maker: CoverMaker())

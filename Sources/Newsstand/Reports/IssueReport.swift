@@ -30,7 +30,12 @@ public struct IssueReport: Codable, Sendable, Hashable {
     public var removing: Bool?
     public var publication: String?
     public var origin: Origin?
+    /// The issue's content: what the publisher's item offers (enclosures, transcripts, chapters).
     public var assets: [AssetReport]
+    /// The feed's image of the item, fetched as the cover's source: a download of the issue like its assets
+    /// (counted in ``assetsDone``, ``assetsTotal`` and ``bytes``), but not its content, so not among
+    /// ``assets``. Absent when the feed has no image.
+    public var coverSource: AssetReport?
     /// The stored record's own format version.
     public var version: Int
     /// What the feed said of the item (title, link, description); absent for issues added by hand.
@@ -73,7 +78,7 @@ public struct AssetReport: Codable, Sendable, Hashable {
     /// Request header names with their values redacted.
     public var headers: [String: String]?
     public var userInfo: [String: String]?
-    /// `cover` for the feed's image of the item (the cover's source); absent for content.
+    /// `cover` for the feed's image of the item (``IssueReport/coverSource``); absent for content.
     public var role: String?
 
     private enum CodingKeys: String, CodingKey {
@@ -118,7 +123,9 @@ extension IssueReport {
         origin = issue.origin.map {
             Origin(subscription: $0.subscriptionID, item: $0.itemID, matched: $0.matchedBy)
         }
-        assets = issue.assets.map(AssetReport.init)
+        let split = issue.assetsAndCoverSource
+        assets = split.content.map(AssetReport.init)
+        coverSource = split.cover.map(AssetReport.init)
         version = recordVersion
         source = issue.source.map { Source(title: $0.title, link: $0.link, description: $0.description) }
         cover = nil

@@ -946,6 +946,9 @@ enum OpenAPIDocument {
               "$ref": "#/components/schemas/AssetReport"
             }
           },
+          "coverSource": {
+            "$ref": "#/components/schemas/AssetReport"
+          },
           "version": {
             "type": "integer"
           }
