@@ -7,11 +7,12 @@ import NewsstandDownload
 // About 400 lines, one job: the actor's core (opening, lifetime, reading, adding, removing); each other
 // part of the public API is a Library+*.swift file of its own.
 
-/// A library of issues on disk (NewsstandKit's `NKLibrary`): the catalog in `library.json`, one
-/// content folder per issue, and the downloads that fill them.
+/// A library of issues on disk (NewsstandKit's `NKLibrary`): the catalog in `.catalog/` (bucketed issue
+/// records and their index; `library.json` is its format marker), one content folder per issue, and the
+/// downloads that fill them.
 ///
-/// The actor owns this process's view of the manifest; every change goes through the manifest's
-/// file lock, so several processes (and several `Library` values) may share one folder. There is no
+/// The actor owns this process's view of the catalog; every change goes through the catalog's file lock,
+/// so several processes (and several `Library` values) may share one folder. There is no
 /// shared instance: open as many libraries as you need.
 public actor Library {
     /// The library folder.

@@ -16,7 +16,7 @@ public struct DownloadEvent: Sendable {
         case unpacking
         /// The asset is complete (downloaded and placed, or unpacked); its `fileURL` says where it is.
         case finished(AssetDownload)
-        /// The asset gave up; the error is also kept in the manifest.
+        /// The asset gave up; the error is also kept in the catalog.
         case failed(NewsstandError)
         /// Another process holds this asset's download; this run leaves it alone.
         case skipped(reason: String)

@@ -5,7 +5,7 @@ import Foundation
 /// A value snapshot; change issues through `Library`. Its JSON form is the catalog's one schema
 /// (`Catalog/IssueRecord.swift`), written by ``Library/json(for:)``; there is no second `Codable` form.
 public struct Issue: Sendable, Hashable, Identifiable {
-    /// NewsstandKit's `NKIssueContentStatus`, plus `failed`. Kept in the manifest, never guessed from
+    /// NewsstandKit's `NKIssueContentStatus`, plus `failed`. Kept in the catalog, never guessed from
     /// what a folder holds.
     public enum Status: String, Codable, Sendable, Hashable, CaseIterable {
         /// No asset fetched yet and none in flight.

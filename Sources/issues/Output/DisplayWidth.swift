@@ -47,7 +47,7 @@ enum DisplayWidth {
         return used >= width ? text : text + String(repeating: " ", count: width - used)
     }
 
-    /// `text` with control characters (C0, DEL, C1) shown as `?`: a name from a manifest or a URL must
+    /// `text` with control characters (C0, DEL, C1) shown as `?`: a name from the catalog, a feed or a URL must
     /// not be able to move the cursor or change the terminal's state.
     static func printable(_ text: String) -> String {
         guard text.unicodeScalars.contains(where: isControl) else { return text }

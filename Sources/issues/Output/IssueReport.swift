@@ -59,7 +59,7 @@ struct AssetReport {
         id = asset.id
         url = asset.url.absoluteString
         state = asset.state.rawValue
-        // A download in flight (here or in another process) is measured on disk, not in the manifest.
+        // A download in flight (here or in another process) is measured on disk, not in the catalog.
         receivedBytes =
             asset.state == .downloading
             ? (library.bytesOnDisk(assetID: asset.id) ?? asset.receivedBytes) : asset.receivedBytes
