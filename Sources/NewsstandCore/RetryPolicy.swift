@@ -33,9 +33,8 @@ public struct RetryPolicy: Sendable, Hashable {
     package func delay(attempt: Int, retryAfter: Duration?, madeProgress: Bool) -> Duration {
         if let retryAfter { return min(retryAfter, maxRetryAfter) }
         if madeProgress { return .milliseconds(50) }
-        let exponent = min(max(attempt - 1, 0), 30)
-        let ceiling = min(baseDelay * (1 << exponent), maxDelay)
-        let millis = Int(ceiling.components.seconds * 1000 + ceiling.components.attoseconds / 1_000_000_000_000_000)
+        let ceiling = Backoff.step(failures: attempt, first: baseDelay.timeInterval, cap: maxDelay.timeInterval)
+        let millis = Int(ceiling * 1000)
         // Full jitter keeps many clients from retrying in lockstep; never below a tenth of the step.
         return .milliseconds(Int.random(in: max(millis / 10, 1)...max(millis, 1)))
     }

@@ -130,29 +130,12 @@ public struct CheckPlan: Sendable, Hashable {
     /// 15 minutes × 2^(failures − 1) × (1 + jitter), jitter in [0, 0.2) from the subscription and the count,
     /// so it is the same each time it is computed (what `schedule` shows is what the service does).
     static func backoff(failures: Int, id: String) -> Duration {
-        let doublings = min(failures - 1, 16)
-        let base = shortest.timeInterval * Double(1 << doublings)
+        let base = Backoff.step(failures: failures, first: shortest.timeInterval, cap: longest.timeInterval)
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325  // FNV-1a: stable across runs, unlike Hasher
         for byte in "\(id)/\(failures)".utf8 {
             hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3
         }
         let jitter = Double(hash % 1000) / 5000
         return .seconds(Int64(min(base * (1 + jitter), longest.timeInterval)))
-    }
-}
-
-extension Duration {
-    /// Seconds as a `TimeInterval`.
-    package var timeInterval: TimeInterval {
-        let (seconds, attoseconds) = components
-        return TimeInterval(seconds) + TimeInterval(attoseconds) / 1e18
-    }
-
-    /// `3d 12h`, `2h 30m`, `15m`, `45s`: the two largest units.
-    package var shortText: String {
-        let total = max(Int64(timeInterval.rounded()), 0)
-        let parts: [(Int64, String)] = [(total / 86_400, "d"), (total / 3600 % 24, "h"), (total / 60 % 60, "m"), (total % 60, "s")]
-        let shown = parts.drop { $0.0 == 0 }.prefix(2).filter { $0.0 > 0 }
-        return shown.isEmpty ? "0s" : shown.map { "\($0.0)\($0.1)" }.joined(separator: " ")
     }
 }

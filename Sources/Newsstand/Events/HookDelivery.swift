@@ -165,7 +165,7 @@ final class HookDelivery: Sendable {
                     }
                     position.failures += 1
                     position.firstFailure = first
-                    let backoff = min(Self.firstBackoff * pow(2, Double(position.failures - 1)), 3600)
+                    let backoff = Backoff.step(failures: position.failures, first: Self.firstBackoff, cap: 3600)
                     position.retryAt = now.addingTimeInterval(backoff)
                     try position.write(path)
                     logger.warning(
