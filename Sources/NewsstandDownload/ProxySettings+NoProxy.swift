@@ -14,7 +14,7 @@ extension ProxySettings {
     /// - Parameters:
     ///   - entry: one comma-separated element of `no_proxy`, trimmed and lower-cased.
     ///   - host: the URL's host, lower-cased, without the brackets of an IPv6 literal.
-    static func noProxy(_ entry: String, matches host: String) -> Bool {
+    static func noProxyEntry(_ entry: String, matches host: String) -> Bool {
         if entry == "*" { return true }
         if let address = IPAddressBytes(host) {
             let parts = entry.split(separator: "/", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)

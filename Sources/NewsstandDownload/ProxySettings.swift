@@ -74,7 +74,7 @@ struct ProxySettings: Sendable {
     func proxy(for url: URL) -> Result<Proxy, Invalid>? {
         guard let host = url.host?.lowercased() else { return nil }
         let bare = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
-        if noProxy.contains(where: { Self.noProxy($0, matches: bare) }) { return nil }
+        if noProxy.contains(where: { Self.noProxyEntry($0, matches: bare) }) { return nil }
         return (url.scheme?.lowercased() == "https" ? https : http) ?? all
     }
 

@@ -75,20 +75,20 @@ import Testing
     /// The matcher itself: prefix lengths at the edges, a bad prefix matches nothing, an address entry is
     /// compared as an address, and a name entry never matches an IP by its tail.
     @Test func noProxyEntryMatcher() {
-        #expect(ProxySettings.noProxy("0.0.0.0/0", matches: "203.0.113.9"))
-        #expect(ProxySettings.noProxy("10.1.2.3/32", matches: "10.1.2.3"))
-        #expect(!ProxySettings.noProxy("10.1.2.3/32", matches: "10.1.2.4"))
-        #expect(ProxySettings.noProxy("10.0.0.0/9", matches: "10.127.0.1"))
-        #expect(!ProxySettings.noProxy("10.0.0.0/9", matches: "10.128.0.1"))
-        #expect(!ProxySettings.noProxy("10.0.0.0/33", matches: "10.0.0.1"))
-        #expect(!ProxySettings.noProxy("10.0.0.0/x", matches: "10.0.0.1"))
-        #expect(!ProxySettings.noProxy("127.0.0.0/8", matches: "::1"))
-        #expect(ProxySettings.noProxy("[::1]", matches: "::1"))
-        #expect(ProxySettings.noProxy("::/0", matches: "2001:db8::1"))
-        #expect(!ProxySettings.noProxy("0.1", matches: "10.0.0.1"))
-        #expect(!ProxySettings.noProxy("127.0.0.0/8", matches: "localhost"))
-        #expect(ProxySettings.noProxy(".example.com", matches: "cdn.example.com"))
-        #expect(ProxySettings.noProxy("*", matches: "::1"))
+        #expect(ProxySettings.noProxyEntry("0.0.0.0/0", matches: "203.0.113.9"))
+        #expect(ProxySettings.noProxyEntry("10.1.2.3/32", matches: "10.1.2.3"))
+        #expect(!ProxySettings.noProxyEntry("10.1.2.3/32", matches: "10.1.2.4"))
+        #expect(ProxySettings.noProxyEntry("10.0.0.0/9", matches: "10.127.0.1"))
+        #expect(!ProxySettings.noProxyEntry("10.0.0.0/9", matches: "10.128.0.1"))
+        #expect(!ProxySettings.noProxyEntry("10.0.0.0/33", matches: "10.0.0.1"))
+        #expect(!ProxySettings.noProxyEntry("10.0.0.0/x", matches: "10.0.0.1"))
+        #expect(!ProxySettings.noProxyEntry("127.0.0.0/8", matches: "::1"))
+        #expect(ProxySettings.noProxyEntry("[::1]", matches: "::1"))
+        #expect(ProxySettings.noProxyEntry("::/0", matches: "2001:db8::1"))
+        #expect(!ProxySettings.noProxyEntry("0.1", matches: "10.0.0.1"))
+        #expect(!ProxySettings.noProxyEntry("127.0.0.0/8", matches: "localhost"))
+        #expect(ProxySettings.noProxyEntry(".example.com", matches: "cdn.example.com"))
+        #expect(ProxySettings.noProxyEntry("*", matches: "::1"))
     }
 
     /// A proxy this tool cannot use is an error naming the variable, never a silent direct connection,
