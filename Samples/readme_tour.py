@@ -11,7 +11,10 @@ printed between the README's markers (`<!-- tour:begin -->`, `<!-- tour:end -->`
 
 What changes from run to run is replaced by stable placeholders, so the block changes only when the
 program's output does: the library's folder (same length, so tables stay aligned), the servers' ports,
-asset identifiers (random), process ids and elapsed times.
+asset identifiers (random), process ids and elapsed times (`T`).
+
+The lines of the four concurrent downloads are grouped by issue, in the order the issues were named (a
+real run interleaves them differently every time); each issue's own lines keep their order.
 
 The interrupted download is caught at a known byte: its server (sample-server --hold-after) stops sending
 after HOLD_BYTES and keeps the connection open, the tour waits until exactly those bytes are on disk and
@@ -137,8 +140,11 @@ class Tour:
             raise TourError("the catalog has no large episode")
         self.say("…")
 
-        # One at a time, so the lines come in one order on every run.
-        self.command("download", "--jobs", "1", *names)
+        # Four at a time: their lines interleave differently on every run, so each issue's lines are put
+        # together, in the order the issues were named (each issue's own lines keep their real order).
+        start = len(self.lines)
+        self.command("download", "--jobs", "4", *names)
+        self.lines[start + 1:] = grouped(self.lines[start + 1:], names)
 
         self.say()
         self.say(f"$ issues download {shlex.quote(big)} &")
@@ -154,8 +160,9 @@ class Tour:
             time.sleep(0.1)
         download.send_signal(signal.SIGKILL)
         output, _ = download.communicate(timeout=10)
-        self.say(f"$ kill -9 {download.pid}")
+        # What it printed before it was killed (a job's output shows in the terminal as it comes).
         self.lines += [line for line in output.rstrip("\n").split("\n") if line]
+        self.say(f"$ kill -9 {download.pid}")
         if download.returncode != -signal.SIGKILL:
             raise TourError(f"the download should have died of SIGKILL, not {download.returncode}")
         self.command("show", big)
@@ -170,10 +177,10 @@ class Tour:
         first = rows[0][0]["name"]
         self.command("path", first)
         folder = self.quiet("path", first).strip()
-        files = sorted(
-            "./" + str(p.relative_to(folder)) for p in Path(folder).rglob("*") if p.is_file())
-        self.say(f"$ cd {shlex.quote(folder)} && find . -type f | sort | head -n 8")
-        self.lines += files[:8]
+        listing = f"cd {shlex.quote(folder)} && find . -type f | sort | head -n 8"
+        self.say("$ " + listing)
+        result = subprocess.run(listing, shell=True, env=self.env, stdout=subprocess.PIPE, text=True, check=True)
+        self.lines += result.stdout.rstrip("\n").split("\n")
         self.say("…")
 
     def close(self):
@@ -198,6 +205,18 @@ class Tour:
         text = re.sub(r"kill -9 \d+", "kill -9 PID", text)
         text = re.sub(r"\bin \d+(\.\d+)? (s|ms)\b", "in T s", text)
         return text
+
+
+def grouped(lines, names):
+    """`lines` stably sorted by the issue each one names (`downloading NAME: …`), in the order of `names`;
+    lines that name none (the summary) go last."""
+    def rank(line):
+        for index, name in enumerate(names):
+            if re.match(r"\S+ " + re.escape(name) + ":", line):
+                return index
+        return len(names)
+
+    return sorted(lines, key=rank)
 
 
 def block(text):
@@ -231,10 +250,11 @@ def main():
         print(fresh)
         return
     readme = README.read_text()
-    pattern = re.compile(re.escape(BEGIN.split(":")[0]) + r".*?" + re.escape(END), re.S)
+    # From the begin marker, whatever its comment says, to the end marker.
+    pattern = re.compile(re.escape("<!-- tour:begin") + r".*?" + re.escape(END), re.S)
     current = pattern.search(readme)
     if current is None:
-        sys.exit(f"error: {README} has no tour block ({BEGIN.split(':')[0]} … {END})")
+        sys.exit(f"error: {README} has no tour block (<!-- tour:begin … {END})")
     if args.check:
         if current.group(0) == fresh:
             print("tour-check: the README's tour is what the program prints")
