@@ -155,8 +155,9 @@ demo: demo-deps
 # MARK: - Documentation and the README's tour
 # The DocC catalogue of the `Newsstand` product (Sources/Newsstand/Newsstand.docc: a landing page and an article
 # per task) with the API's symbols, by swift-docc-plugin, into .build/docs (a static site). Fails on any warning
-# about the catalogue's own pages (a broken symbol link in an article); the symbols' doc comments are not held
-# to that yet (their links into the re-exported layers do not resolve from this target).
+# about the catalogue's own pages (docc locates those at `--> ARTICLE.md:LINE`), such as a broken symbol link in
+# an article. Not --warnings-as-errors: a dozen doc comments in the sources link to types of the re-exported
+# layers (``Issue``, ``PrunePolicy``), which do not resolve from this target.
 DOCS_DIR := .build/docs
 DOCS_LOG := .build/docs.log
 docs: deps
@@ -164,9 +165,9 @@ docs: deps
 	@status=0; $(SWIFT) package --allow-writing-to-directory $(DOCS_DIR) generate-documentation --target Newsstand \
 	  --output-path $(DOCS_DIR) --transform-for-static-hosting --disable-indexing > $(DOCS_LOG) 2>&1 || status=$$?; \
 	if [ $$status -ne 0 ]; then cat $(DOCS_LOG); exit $$status; fi; \
-	if grep -A3 -E "(warning|error):" $(DOCS_LOG) | grep -q "Newsstand.docc/"; then \
-	  grep -B1 -A6 -E "(warning|error):" $(DOCS_LOG); echo "docs: the catalogue has warnings (full log in $(DOCS_LOG))"; exit 1; fi; \
-	echo "docs: $(DOCS_DIR) ($$(grep -c -E "warning:" $(DOCS_LOG)) warnings about doc comments, none about the catalogue)"
+	if grep -q -E '^ *--> [^ ]*\.md:' $(DOCS_LOG); then \
+	  grep -B1 -A5 -E '^ *--> [^ ]*\.md:' $(DOCS_LOG); echo "docs: the catalogue has warnings (full log in $(DOCS_LOG))"; exit 1; fi; \
+	echo "docs: $(DOCS_DIR) ($$(grep -c -E '^ *--> ' $(DOCS_LOG)) warnings about doc comments, none about the catalogue)"
 
 # The README's tour of the command line (between its tour markers), from a real run against the sample publisher
 # on 127.0.0.1 (Samples/readme_tour.py). `make tour` rewrites the block; `make tour-check` fails when it differs
