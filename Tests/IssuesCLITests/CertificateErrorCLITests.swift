@@ -9,7 +9,8 @@ import Testing
 @Suite(.timeLimit(.minutes(5))) struct CertificateErrorCLITests {
     /// Serves one asset over TLS with `certificate` and downloads it into a fresh library; the download's result.
     func download(
-        _ certificate: TestCertificateAuthority.ServerCertificate, in folder: URL, _ extra: [String] = [], environment: [String: String] = [:]
+        _ certificate: TestCertificateAuthority.ServerCertificate, in folder: URL, _ extra: [String] = [],
+        environment: [String: String] = [:]
     ) async throws -> CommandResult {
         try await withTestServer(tls: try certificate.serverTLSConfiguration()) { server in
             server.serve("/secure.bin", bytes: patternBytes(count: 4_000, seed: 15))
@@ -102,7 +103,8 @@ import Testing
         try await withTemporaryDirectory { folder in
             let ca = try TestCertificateAuthority.make(in: folder.appendingPathComponent("ca"))
             let r = try await download(
-                try ca.signServerCertificate(named: "server"), in: folder, environment: ["SSL_CERT_FILE": "/nonexistent/bundle.pem"])
+                try ca.signServerCertificate(named: "server"), in: folder,
+                environment: ["SSL_CERT_FILE": "/nonexistent/bundle.pem"])
             #expect(r.stderr.contains("/nonexistent/bundle.pem (SSL_CERT_FILE): no such file"), "\(r.stderr)")
             #expect(!r.stderr.contains("PEM"), "\(r.stderr)")
             let flag = try CommandRunner.issues(

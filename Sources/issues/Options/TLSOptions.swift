@@ -14,7 +14,8 @@ struct TLSOptions: ParsableArguments {
 
     func validate() throws {
         for path in caCertificateFiles where !FileManager.default.isReadableFile(atPath: path) {
-            let why = FileManager.default.fileExists(atPath: path) ? "cannot be read (permission denied)" : "no such file"
+            let why =
+                FileManager.default.fileExists(atPath: path) ? "cannot be read (permission denied)" : "no such file"
             throw ValidationError("--cacert \(path): \(why)")
         }
     }
