@@ -50,7 +50,7 @@ COVER_SYMBOLS    := ' (vips|poppler|cairo|g|gdk|pango)_'
 # Where swift-argument-parser's generate-manual plugin writes the page.
 MANPAGE       := .build/plugins/GenerateManual/outputs/issues/issues.1
 
-.PHONY: all build release test bench demo deps browser-test api-test openapi bench-serve serve-py-deps test-deps bench-deps demo-deps clean package-check strict-check fuzz fuzz-smoke fuzz-build fuzz-replay
+.PHONY: all build release test bench demo docs tour tour-check deps browser-test api-test openapi bench-serve serve-py-deps test-deps bench-deps demo-deps clean package-check strict-check fuzz fuzz-smoke fuzz-build fuzz-replay
 
 all: build
 
@@ -151,6 +151,35 @@ demo: demo-deps
 	$(SWIFT) build --product sample-server
 	$(SWIFT) build --product sample-reader
 	bash Samples/demo.sh
+
+# MARK: - Documentation and the README's tour
+# The DocC catalogue of the `Newsstand` product (Sources/Newsstand/Newsstand.docc: a landing page and an article
+# per task) with the API's symbols, by swift-docc-plugin, into .build/docs (a static site). Fails on any warning
+# about the catalogue's own pages (docc locates those at `--> ARTICLE.md:LINE`), such as a broken symbol link in
+# an article. Not --warnings-as-errors: a dozen doc comments in the sources link to types of the re-exported
+# layers (``Issue``, ``PrunePolicy``), which do not resolve from this target.
+DOCS_DIR := .build/docs
+DOCS_LOG := .build/docs.log
+docs: deps
+	@mkdir -p .build
+	@status=0; $(SWIFT) package --allow-writing-to-directory $(DOCS_DIR) generate-documentation --target Newsstand \
+	  --output-path $(DOCS_DIR) --transform-for-static-hosting --disable-indexing > $(DOCS_LOG) 2>&1 || status=$$?; \
+	if [ $$status -ne 0 ]; then cat $(DOCS_LOG); exit $$status; fi; \
+	if grep -q -E '^ *--> [^ ]*\.md:' $(DOCS_LOG); then \
+	  grep -B1 -A5 -E '^ *--> [^ ]*\.md:' $(DOCS_LOG); echo "docs: the catalogue has warnings (full log in $(DOCS_LOG))"; exit 1; fi; \
+	echo "docs: $(DOCS_DIR) ($$(grep -c -E '^ *--> ' $(DOCS_LOG)) warnings about doc comments, none about the catalogue)"
+
+# The README's tour of the command line (between its tour markers), from a real run against the sample publisher
+# on 127.0.0.1 (Samples/readme_tour.py). `make tour` rewrites the block; `make tour-check` fails when it differs
+# from a fresh run.
+TOUR_BUILD = $(SWIFT) build --product issues && $(SWIFT) build --product sample-server
+tour: demo-deps
+	$(TOUR_BUILD)
+	python3 Samples/readme_tour.py --write
+
+tour-check: demo-deps
+	$(TOUR_BUILD)
+	python3 Samples/readme_tour.py --check
 
 # MARK: - issues serve
 # PyPI tools of the serve tests, installed once (a marker file per set): Selenium and axe (axe-selenium-python

@@ -2,7 +2,7 @@
 // responses, for trying the downloader by hand and for end-to-end tests.
 //
 //   sample-server --root DIR [--port N] [--port-file FILE] [--cut-after BYTES] [--cut-path PATH]
-//                 [--rate BYTES_PER_SEC]
+//                 [--rate BYTES_PER_SEC] [--hold-after BYTES]
 
 import Foundation
 import NewsstandTestSupport
@@ -15,6 +15,7 @@ struct Options {
     var cutAfter: Int?
     var cutPath: String?
     var rate: Int?
+    var holdAfter: Int?
 }
 
 /// A command-line mistake, reported as `error: message` with exit status 64 (EX_USAGE).
@@ -24,7 +25,7 @@ struct UsageError: Error {
 
 let usage = """
     usage: sample-server --root DIR [--port N] [--port-file FILE] [--cut-after BYTES] \
-    [--cut-path PATH] [--rate BYTES_PER_SEC]
+    [--cut-path PATH] [--rate BYTES_PER_SEC] [--hold-after BYTES]
     """
 
 func parse(_ arguments: [String]) throws(UsageError) -> Options {
@@ -60,6 +61,8 @@ func parse(_ arguments: [String]) throws(UsageError) -> Options {
             options.cutPath = try value(for: argument)
         case "--rate":
             options.rate = try number(for: argument, minimum: 1)
+        case "--hold-after":
+            options.holdAfter = try number(for: argument, minimum: 0)
         default:
             throw UsageError(message: "unknown argument '\(argument)'")
         }
@@ -108,9 +111,11 @@ do {
     exit(1)
 }
 server.serveDirectory(options.root)
-// --rate throttles everything; --cut-after cuts the first response of --cut-path, or of every
-// path when no --cut-path is given (default faults are counted per path).
-let throttle = Faults(bytesPerSecond: options.rate)
+// --rate throttles everything; --hold-after stalls every response after that many body bytes, keeping the
+// connection open (a transfer caught in the middle at a known byte, however slow the machine); --cut-after
+// cuts the first response of --cut-path, or of every path when no --cut-path is given (default faults are
+// counted per path).
+let throttle = Faults(bytesPerSecond: options.rate, holdAfterBytes: options.holdAfter)
 if let cutAfter = options.cutAfter {
     var cutting = throttle
     cutting.cutAfterBytes = cutAfter

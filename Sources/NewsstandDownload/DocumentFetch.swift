@@ -177,7 +177,7 @@ extension DownloadEngine {
             throw NewsstandError(
                 .unsafeFeed, "\(hop.url.absoluteString) sent more than \(tooLarge.limit) bytes; refused")
         } catch {
-            let classified = DownloadEngine.classify(error, url: url, hop: hop)
+            let classified = await DownloadEngine.classifyExplained(error, url: url, hop: hop)
             if classified.isTransient { throw TransientDocumentFailure(error: classified.error, retryAfter: nil) }
             throw classified.error
         }

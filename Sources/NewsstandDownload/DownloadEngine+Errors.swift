@@ -83,6 +83,24 @@ extension DownloadEngine {
         }
     }
 
+    /// ``classify(_:url:hop:)``, with a refused certificate explained: expired, not yet valid, self-signed, signed
+    /// by an unknown CA or for another name, each with its own advice (see ``CertificateDiagnosis``). Only a
+    /// direct connection is looked at again; through a proxy the first message stands.
+    static func classifyExplained(_ error: any Error, url: URL, hop: Hop) async -> Classified {
+        var classified = classify(error, url: url, hop: hop)
+        guard isCertificateFailure(error), hop.route == .directTLS, let host = hop.url.host else { return classified }
+        let bare = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
+        let chain = await CertificateDiagnosis.presentedChain(host: bare, port: hop.url.port ?? 443)
+        let now = Date()
+        let hostnameRefused = (error as? NIOSSLExtraError) == .failedToValidateHostname
+        guard let problem = CertificateDiagnosis.problem(chain: chain, hostnameRefused: hostnameRefused, now: now)
+        else { return classified }
+        let text = CertificateDiagnosis.message(problem, host: bare, now: now)
+        classified.error = NewsstandError(
+            .network, "\(url.absoluteString): certificate problem: \(text)", underlying: error)
+        return classified
+    }
+
     /// Failures that are the proxy's, not the server's: it cannot be reached, wants credentials, or will
     /// not open the tunnel. Nil for everything else.
     private static func classifyProxyFailure(_ error: any Error, target: String, proxy: ProxySettings.Proxy)
@@ -132,7 +150,7 @@ extension DownloadEngine {
         }
     }
 
-    private static func isCertificateFailure(_ error: any Error) -> Bool {
+    static func isCertificateFailure(_ error: any Error) -> Bool {
         if let error = error as? NIOSSLExtraError {
             return error == .failedToValidateHostname || error == .serverHostnameImpossibleToMatch
         }

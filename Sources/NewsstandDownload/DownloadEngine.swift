@@ -405,7 +405,7 @@ package final class DownloadEngine: Sendable {
                 fetched += delegate.receivedBytes
                 let drained = try? await sink.drain()
                 if Task.isCancelled { throw CancellationError() }
-                let classified = DownloadEngine.classify(error, url: job.url, hop: hop)
+                let classified = await DownloadEngine.classifyExplained(error, url: job.url, hop: hop)
                 guard classified.isTransient else { throw classified.error }
                 if let mismatch = error as? RangeMismatch {
                     logger.debug("restarting \(job.url.absoluteString) from zero: \(mismatch.reason)")

@@ -74,11 +74,7 @@ struct ProxySettings: Sendable {
     func proxy(for url: URL) -> Result<Proxy, Invalid>? {
         guard let host = url.host?.lowercased() else { return nil }
         let bare = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
-        for entry in noProxy {
-            if entry == "*" { return nil }
-            let suffix = entry.hasPrefix(".") ? String(entry.dropFirst()) : entry
-            if bare == suffix || bare.hasSuffix("." + suffix) { return nil }
-        }
+        if noProxy.contains(where: { Self.noProxyEntry($0, matches: bare) }) { return nil }
         return (url.scheme?.lowercased() == "https" ? https : http) ?? all
     }
 

@@ -291,7 +291,7 @@ extension DownloadEngine {
                 _ = try? await sink.drain()
                 if Task.isCancelled || error is CancellationError { throw CancellationError() }
                 if !(error is NewsstandError) { tracker.addFetched(delegate.receivedBytes) }
-                let classified = DownloadEngine.classify(error, url: job.url, hop: target)
+                let classified = await DownloadEngine.classifyExplained(error, url: job.url, hop: target)
                 guard classified.isTransient else { throw classified.error }
                 let reached = run.first(where: { !tracker.segment($0).isDone }).map { tracker.segment($0).next } ?? segment.end
                 let madeProgress = reached > segment.next && !(error is StallFailure)

@@ -19,6 +19,15 @@ enum TrustRoots {
         }
         var certificates: [NIOSSLCertificate] = []
         for source in sources {
+            // BoringSSL reports a file it cannot open as one it cannot parse; say which it was.
+            guard FileManager.default.fileExists(atPath: source.path) else {
+                throw NewsstandError(
+                    .io, "cannot read CA certificates from \(source.path) (\(source.origin)): no such file")
+            }
+            guard FileManager.default.isReadableFile(atPath: source.path) else {
+                throw NewsstandError(
+                    .io, "cannot read CA certificates from \(source.path) (\(source.origin)): permission denied")
+            }
             let loaded: [NIOSSLCertificate]
             do {
                 loaded = try NIOSSLCertificate.fromPEMFile(source.path)

@@ -68,7 +68,7 @@ public struct TestCertificateAuthority: Sendable {
     }
 
     @discardableResult
-    private static func openssl(_ arguments: [String]) throws -> CommandResult {
+    static func openssl(_ arguments: [String]) throws -> CommandResult {
         let path = (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":")
             .map { "\($0)/openssl" }.first { FileManager.default.isExecutableFile(atPath: $0) }
         guard let path else {

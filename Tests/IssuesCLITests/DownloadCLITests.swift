@@ -255,6 +255,30 @@ import Testing
         }
     }
 
+    /// `no_proxy=127.0.0.0/8`, as curl reads it: an address inside the range goes direct, past a real proxy
+    /// that would otherwise carry it (and records every request it sees); a range that does not hold the
+    /// address leaves the download to the proxy.
+    @Test func noProxyCIDRSendsAddressesInTheRangeDirect() async throws {
+        try await withTestServer { server in
+            let body = patternBytes(count: 30_000, seed: 78)
+            server.serve("/cidr.bin", bytes: body)
+            try await withTestProxy(.init(upstream: ("127.0.0.1", server.port))) { proxy in
+                for (noProxy, proxied) in [("10.0.0.0/8,127.0.0.0/8", false), ("::1/128,10.0.0.0/8", true)] {
+                    try await withTemporaryDirectory { lib in
+                        _ = try run(["add", "CIDR", "--date", "2026-11-20", "--asset", server.url("/cidr.bin")], lib)
+                        let before = proxy.requests.count
+                        let r = try CommandRunner.issues(
+                            ["download", "--retries", "1"], library: lib,
+                            environment: ["http_proxy": proxy.url(), "no_proxy": noProxy])
+                        #expect(r.status == 0, "\(noProxy): \(r.stderr)")
+                        #expect(try Data(contentsOf: lib.appendingPathComponent("CIDR/cidr.bin")) == Data(body))
+                        #expect((proxy.requests.count > before) == proxied, "\(noProxy): \(proxy.requests)")
+                    }
+                }
+            }
+        }
+    }
+
     @Test func fullDiskFailsTheAssetClearlyAndKeepsTheManifest() async throws {
         try await withTestServer { server in
             server.serve("/huge.bin", bytes: patternBytes(count: 2 << 20))

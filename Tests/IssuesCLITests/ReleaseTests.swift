@@ -21,6 +21,9 @@ import Testing
         #expect(changelog.contains("\n## [\(NewsstandInfo.version)] - "), "CHANGELOG.md has no section for it")
         let readme = try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
         #expect(readme.contains("from: \"\(NewsstandInfo.version)\""), "the README's dependency line names another version")
+        let docc = try String(
+            contentsOf: root.appendingPathComponent("Sources/Newsstand/Newsstand.docc/Newsstand.md"), encoding: .utf8)
+        #expect(docc.contains("from: \"\(NewsstandInfo.version)\""), "the DocC landing page names another version")
     }
 
     /// `make release-tag` refuses a dirty tree and a version without a CHANGELOG section, and on a clean

@@ -54,6 +54,43 @@ import Testing
         #expect(try proxy(["all_proxy": "p:1", "NO_PROXY": "*"], for: "http://any/") == nil)
     }
 
+    /// CIDR entries, as curl reads them: an IP-literal host inside the range goes direct; one outside it, a
+    /// host name, or an address of the other family still takes the proxy.
+    @Test func noProxyCIDRMatchesAddressesInItsRange() throws {
+        let env = ["all_proxy": "p:1", "no_proxy": "127.0.0.0/8, 192.168.1.0/24,::1/128,fd00::/8"]
+        #expect(try proxy(env, for: "http://127.0.0.1:8080/") == nil)
+        #expect(try proxy(env, for: "http://127.255.1.2/") == nil)
+        #expect(try proxy(env, for: "http://192.168.1.77/") == nil)
+        #expect(try proxy(env, for: "http://[::1]:8080/") == nil)
+        #expect(try proxy(env, for: "https://[0:0::1]/") == nil)
+        #expect(try proxy(env, for: "http://[fdab:1::2]/") == nil)
+        #expect(try proxy(env, for: "http://128.0.0.1/") != nil)
+        #expect(try proxy(env, for: "http://192.168.2.1/") != nil)
+        #expect(try proxy(env, for: "http://[::2]/") != nil)
+        #expect(try proxy(env, for: "http://[fe80::1]/") != nil)
+        #expect(try proxy(env, for: "http://localhost/") != nil)
+        #expect(try proxy(env, for: "http://[::ffff:127.0.0.1]/") != nil)
+    }
+
+    /// The matcher itself: prefix lengths at the edges, a bad prefix matches nothing, an address entry is
+    /// compared as an address, and a name entry never matches an IP by its tail.
+    @Test func noProxyEntryMatcher() {
+        #expect(ProxySettings.noProxyEntry("0.0.0.0/0", matches: "203.0.113.9"))
+        #expect(ProxySettings.noProxyEntry("10.1.2.3/32", matches: "10.1.2.3"))
+        #expect(!ProxySettings.noProxyEntry("10.1.2.3/32", matches: "10.1.2.4"))
+        #expect(ProxySettings.noProxyEntry("10.0.0.0/9", matches: "10.127.0.1"))
+        #expect(!ProxySettings.noProxyEntry("10.0.0.0/9", matches: "10.128.0.1"))
+        #expect(!ProxySettings.noProxyEntry("10.0.0.0/33", matches: "10.0.0.1"))
+        #expect(!ProxySettings.noProxyEntry("10.0.0.0/x", matches: "10.0.0.1"))
+        #expect(!ProxySettings.noProxyEntry("127.0.0.0/8", matches: "::1"))
+        #expect(ProxySettings.noProxyEntry("[::1]", matches: "::1"))
+        #expect(ProxySettings.noProxyEntry("::/0", matches: "2001:db8::1"))
+        #expect(!ProxySettings.noProxyEntry("0.1", matches: "10.0.0.1"))
+        #expect(!ProxySettings.noProxyEntry("127.0.0.0/8", matches: "localhost"))
+        #expect(ProxySettings.noProxyEntry(".example.com", matches: "cdn.example.com"))
+        #expect(ProxySettings.noProxyEntry("*", matches: "::1"))
+    }
+
     /// A proxy this tool cannot use is an error naming the variable, never a silent direct connection,
     /// and never shows the password.
     @Test func unusableProxyIsAnErrorNamingTheVariable() throws {

@@ -14,7 +14,9 @@ struct TLSOptions: ParsableArguments {
 
     func validate() throws {
         for path in caCertificateFiles where !FileManager.default.isReadableFile(atPath: path) {
-            throw ValidationError("--cacert \(path): no such readable file")
+            let why =
+                FileManager.default.fileExists(atPath: path) ? "cannot be read (permission denied)" : "no such file"
+            throw ValidationError("--cacert \(path): \(why)")
         }
     }
 
