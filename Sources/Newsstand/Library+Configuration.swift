@@ -81,6 +81,10 @@ extension Library {
         public var defaultProxy: String?
         /// The hosts reached directly when the environment has no `no_proxy`: a config file's `no-proxy`.
         public var defaultNoProxy: String?
+        /// How new issues are filed when neither they (``Library/addIssue(named:date:assets:publication:template:)``)
+        /// nor their subscription name a template: a config file's `layout-template`. Nil: one folder per issue.
+        /// Existing issues keep where they are.
+        public var layoutTemplate: LayoutTemplate?
 
         /// Creates a configuration.
         public init(

@@ -251,7 +251,8 @@ public actor Library {
     public func contentURL(forIssueNamed name: String) async throws -> URL {
         let issue = try await existingIssue(named: name)
         let folder = layout.contentFolder(issue.folderName)
-        try await runBlocking { try POSIX.makeDirectory(folder) }
+        let layout = self.layout
+        try await runBlocking { try IssueContent.makeFolders(issue.folderName, layout: layout) }
         return URL(fileURLWithPath: folder, isDirectory: true)
     }
 
@@ -275,42 +276,64 @@ public actor Library {
     ///   - assets: Assets to add with it.
     ///   - publication: The publication it belongs to (what `prune --keep` groups by); nil to derive it
     ///     from the name (see ``Issue/publicationName``).
+    ///   - template: How to file its files (``LayoutTemplate``); nil for the configuration's
+    ///     ``Configuration/layoutTemplate``, and without one a folder of its own.
     /// - Returns: The new issue.
     /// - Throws: `.invalidIssueName`, `.duplicateIssue`, `.invalidURL`, or I/O errors; nothing is changed then.
     @discardableResult
     public func addIssue(
-        named name: String, date: IssueDate, assets: [AssetRequest] = [], publication: String? = nil
+        named name: String, date: IssueDate, assets: [AssetRequest] = [], publication: String? = nil,
+        template: LayoutTemplate? = nil
     ) async throws -> Issue {
         try IssueName.validate(name)
         for request in assets { try request.validate() }
         let catalog = self.catalog
+        let filing = (template ?? configuration.layoutTemplate).map { Filing(template: $0, publication: publication) }
         return try await runBlocking {
             try catalog.write { changes in
                 try Library.stageNewIssue(
-                    named: name, date: date, assets: assets, publication: publication, in: &changes)
+                    named: name, date: date, assets: assets, publication: publication, filing: filing, in: &changes)
             }
         }
     }
 
-    /// Stages a new issue, its assets and the claim of its content folder's name.
+    /// Stages a new issue, its assets and the claim of its content folder's name (or, filed by `filing`, of its
+    /// place in a shared folder: decided and recorded here, before any byte is fetched, so that a killed
+    /// download and its `resume` place the file at the same path).
     static func stageNewIssue(
         named name: String, date: IssueDate, assets: [AssetRequest], publication: String? = nil,
-        in changes: inout CatalogChanges
+        filing: Filing? = nil, in changes: inout CatalogChanges
     ) throws -> Issue {
         if try changes.issue(named: name) != nil {
             throw NewsstandError(.duplicateIssue, "an issue named \(name.debugDescription) already exists")
         }
-        let folder = try uniqueFolderName(for: name, layout: changes.catalog.layout) {
-            try changes.isFolderClaimed($0)
+        let publication = publication.flatMap { $0.allSatisfy(\.isWhitespace) ? nil : $0 }
+        var issue: Issue
+        if let filing {
+            var unfiled = Issue(name: name, date: date, folderName: "")
+            unfiled.publication = publication
+            let values = LayoutTemplate.Values(
+                publication: filing.publication ?? unfiled.publicationName, subscription: filing.subscription,
+                title: filing.title ?? name, name: name, date: date)
+            let place = try uniqueFiledPlace(filing.template, values, layout: changes.catalog.layout) {
+                try changes.isFolderClaimed($0)
+            }
+            // Made now, so that a later issue's own folder never takes the shared folder's name.
+            try IssueContent.makeFolders(place.folder, layout: changes.catalog.layout)
+            issue = Issue(name: name, date: date, folderName: place.folder, fileStem: place.stem)
+        } else {
+            let folder = try uniqueFolderName(for: name, layout: changes.catalog.layout) {
+                try changes.isFolderClaimed($0)
+            }
+            issue = Issue(name: name, date: date, folderName: folder)
         }
-        var issue = Issue(name: name, date: date, folderName: folder)
-        issue.publication = publication.flatMap { $0.allSatisfy(\.isWhitespace) ? nil : $0 }
+        issue.publication = publication
         // Every new issue passes here (add, import, a feed's items): passwords in its URLs go to the 0600
         // credentials file, and the record, which others may read, keeps the URL without them.
         let assets = try CredentialStore(layout: changes.catalog.layout).separating(assets)
         issue.assets = assets.map { $0.makeAsset(id: Library.newAssetID()) }
         try changes.put(issue)
-        changes.claimFolder(folder, forIssueNamed: name)
+        changes.claimFolder(issue.claimName, forIssueNamed: name)
         issue.updateStatus()
         return issue
     }
@@ -354,7 +377,7 @@ public actor Library {
                 guard var issue = try changes.issue(named: name) else { throw notFound }
                 // Every bucket the removal will rewrite (the record's, read above; the folder claim's) must be
                 // readable before the issue is marked: a damaged one stops it here, with nothing changed or moved.
-                _ = try changes.bucket(Catalog.folderKey(issue.folderName))
+                _ = try changes.bucket(Catalog.folderKey(issue.claimName))
                 issue.isBeingRemoved = true
                 try changes.put(issue)
                 return issue
@@ -365,24 +388,23 @@ public actor Library {
         for task in running { task.cancel() }
         for task in running { _ = await task.value }
         try await runBlocking {
-            let content = layout.contentFolder(issue.folderName)
-            // Held until the folder renamed into the trash is deleted: no sweep deletes it under us.
+            // Held until the content renamed into the trash is deleted: no sweep deletes it under us.
             let trash = try Trash.hold(layout)
             defer { withExtendedLifetime(trash) {} }
             try POSIX.makeDirectory(layout.staging)
-            let trashed = "\(layout.trash)/\(issue.folderName)-\(UInt32.random(in: 0...UInt32.max))"
+            var trashed: String?
             do {
                 // Downloads in other processes fill the folder only under this lock, after checking that the
                 // issue is not being removed; so after this, nothing recreates it.
-                let lock = try FileLock(path: layout.issueLock(issue.folderName))
+                let lock = try FileLock(path: layout.issueLock(issue.lockName))
                 defer { withExtendedLifetime(lock) {} }
                 try catalog.write { changes in
-                    // Staged and validated first; the folder moves last, when nothing left can fail the change
+                    // Staged and validated first; the content moves last, when nothing left can fail the change
                     // but its own commit.
                     try changes.delete(named: name)
                     for id in ids { changes.clearPending(id) }
                     try changes.readTouchedBuckets()
-                    if POSIX.exists(content) { try POSIX.rename(content, trashed) }
+                    trashed = try IssueContent.moveToTrash(issue, layout: layout)
                     CrashPoint.reached("remove-trashed")
                 }
             }
@@ -394,8 +416,9 @@ public actor Library {
                 try TreeRemover.remove(layout.stagingFolder(id))
                 try POSIX.unlinkIfPresent(layout.contentRecord(id))
             }
-            try POSIX.unlinkIfPresent(layout.issueLock(issue.folderName))
-            try TreeRemover.remove(trashed)
+            try POSIX.unlinkIfPresent(layout.issueLock(issue.lockName))
+            if let trashed { try TreeRemover.remove(trashed) }
+            IssueContent.removeEmptyFolders(of: issue, layout: layout)
         }
     }
 
@@ -417,6 +440,31 @@ public actor Library {
             n += 1
         }
         return candidate.value
+    }
+
+    /// A filed issue's folder and file stem: the template's rendering, counted up (`{n}`, else a ` (n)` suffix)
+    /// until no other issue claims that place, in a top folder that is no other issue's own folder.
+    static func uniqueFiledPlace(
+        _ template: LayoutTemplate, _ values: LayoutTemplate.Values, layout: LibraryLayout,
+        isClaimed: (String) throws -> Bool
+    ) throws -> (folder: String, stem: String) {
+        for attempt in 1...10_000 {
+            var place = template.render(values, attempt: attempt)
+            var parts = place.folder.split(separator: "/").map(String.init)
+            if let top = parts.first, try isClaimed(top) {
+                // An issue with a folder of its own has this name: the shared folder takes the next free one.
+                var n = 2
+                var candidate = SafePathComponent(sanitizing: top).withSuffix(n).value
+                while try isClaimed(candidate) {
+                    n += 1
+                    candidate = SafePathComponent(sanitizing: top).withSuffix(n).value
+                }
+                parts[0] = candidate
+                place.folder = parts.joined(separator: "/")
+            }
+            if try !isClaimed("\(place.folder)/\(place.stem)") { return place }
+        }
+        throw NewsstandError(.duplicateIssue, "no free file name for \(values.name.debugDescription) under \(template)")
     }
 
     /// A new asset identifier: 64 random bits in hex, unique without consulting the catalog (the

@@ -10,8 +10,9 @@ struct Config: ParsableCommand {
             ($XDG_CONFIG_HOME/issues/config.json, else ~/.config/issues/config.json), then the built-in \
             defaults; the proxy variables of the environment come before the files. A config file is a JSON \
             object whose keys are the options' names: "jobs", "segments", "limit-rate" ("2M"), "cacert" (a \
-            file or a list; relative to the file's folder), "proxy", "no-proxy", and "headers" (an object of \
-            host names, each with its headers). "hooks" and "serve" are read by other parts of issues. Give \
+            file or a list; relative to the file's folder), "proxy", "no-proxy", "headers" (an object of \
+            host names, each with its headers) and "layout-template" (how new issues are filed: \
+            "{publication}/{date} {title}.{ext}"). "hooks" and "serve" are read by other parts of issues. Give \
             download options here to see how they combine.
             """)
 
@@ -32,6 +33,7 @@ struct Config: ParsableCommand {
         add("cacert", settings.cacert) { $0.isEmpty ? nil : $0.joined(separator: ", ") }
         add("proxy", settings.proxy) { $0.map(URLCredentials.redact) }
         add("no-proxy", settings.noProxy) { $0 }
+        add("layout-template", settings.layoutTemplate) { $0?.text }
         for host in settings.headers.keys.sorted() {
             guard let entry = settings.headers[host] else { continue }
             add("headers \(host)", entry) { headers in

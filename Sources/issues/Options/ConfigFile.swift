@@ -23,8 +23,12 @@ struct ConfigFile: Sendable {
     var noProxy: String?
     /// By lower-cased host.
     var headers: [String: [String: String]] = [:]
+    /// How new issues are filed (`"layout-template": "{publication}/{date} {title}.{ext}"`).
+    var layoutTemplate: LayoutTemplate?
 
-    static let settingKeys = ["jobs", "segments", "limit-rate", "cacert", "proxy", "no-proxy", "headers"]
+    static let settingKeys = [
+        "jobs", "segments", "limit-rate", "cacert", "proxy", "no-proxy", "headers", "layout-template",
+    ]
     /// Keys other parts of the program read from the same file.
     static let passedThroughKeys: Set<String> = ["hooks", "serve"]
 
@@ -117,6 +121,13 @@ struct ConfigFile: Sendable {
                     file.headers[host.lowercased()] = own
                 }
             case ("headers", _): throw bad("an object of host names, each with an object of headers")
+            case ("layout-template", .string(let text)):
+                do {
+                    file.layoutTemplate = try LayoutTemplate(text)
+                } catch let error as NewsstandError {
+                    throw failure(offset, error.message)
+                }
+            case ("layout-template", _): throw bad("a template such as \"{publication}/{date} {title}.{ext}\"")
             default: break
             }
             if key == "cacert", let files = file.cacert {

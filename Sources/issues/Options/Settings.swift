@@ -32,6 +32,8 @@ struct Settings: Sendable {
     var cacert = Entry<[String]>(value: [], source: .builtIn)
     var proxy = Entry<String?>(value: nil, source: .builtIn)
     var noProxy = Entry<String?>(value: nil, source: .builtIn)
+    /// How new issues are filed (nil: one folder per issue).
+    var layoutTemplate = Entry<LayoutTemplate?>(value: nil, source: .builtIn)
     /// By lower-cased host; a host's headers come whole from one file (the library's over the user's).
     var headers: [String: Entry<[String: String]>] = [:]
     /// The files looked for, highest precedence first, and whether each was there.
@@ -67,6 +69,7 @@ struct Settings: Sendable {
             if let cacert = file.cacert { settings.cacert = Entry(value: cacert, source: source) }
             if let proxy = file.proxy { settings.proxy = Entry(value: proxy, source: source) }
             if let noProxy = file.noProxy { settings.noProxy = Entry(value: noProxy, source: source) }
+            if let template = file.layoutTemplate { settings.layoutTemplate = Entry(value: template, source: source) }
             for (host, headers) in file.headers { settings.headers[host] = Entry(value: headers, source: source) }
         }
         if let name = ["https_proxy", "HTTPS_PROXY", "http_proxy", "HTTP_PROXY", "all_proxy", "ALL_PROXY"]
@@ -100,6 +103,7 @@ struct Settings: Sendable {
         if case .file = proxy.source { configuration.defaultProxy = proxy.value }
         if case .file = noProxy.source { configuration.defaultNoProxy = noProxy.value }
         configuration.headersByHost = headers.mapValues(\.value)
+        configuration.layoutTemplate = layoutTemplate.value
         return configuration
     }
 
