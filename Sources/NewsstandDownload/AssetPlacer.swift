@@ -112,6 +112,8 @@ struct AssetPlacer: Sendable {
             let target = "\(folder)/\(candidate)"
             if link(file, target) == 0 {
                 try POSIX.unlinkIfPresent(file)
+                // Placed, and the catalog not yet told: `resume` must find it here (the resume record's name).
+                CrashPoint.reached("asset-placed")
                 return candidate
             }
             let code = errno
