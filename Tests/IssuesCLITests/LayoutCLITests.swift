@@ -43,12 +43,13 @@ import Testing
         return Array((xml + "</channel></rss>\n").utf8)
     }
 
-    /// Every regular file under `root`, relative, skipping the library's own hidden entries.
+    /// Every regular file under `root`, relative, skipping the library's own files (hidden ones, the format
+    /// marker, the config file).
     func files(under root: URL) -> [String] {
         let walker = FileManager.default.enumerator(atPath: root.path)
         var found: [String] = []
         while let path = walker?.nextObject() as? String {
-            if path.hasPrefix(".") || path.contains("/.") {
+            if path.hasPrefix(".") || path.contains("/.") || path == "library.json" || path == "config.json" {
                 continue
             }
             var isDirectory: ObjCBool = false
@@ -223,7 +224,7 @@ import Testing
                 #expect(shown.stdout.contains("layout-template") && shown.stdout.contains(config), "\(shown.stdout)")
                 #expect(try run(["add", "Talk", "--date", "2026-11-20", "--publication", "Show", "--asset", server.url("/x")], lib).status == 0)
                 #expect(try run(["download"], lib).status == 0)
-                #expect(files(under: lib).contains("Show/Talk.mp3"), "\(files(under: lib))")
+                #expect(files(under: lib) == ["Show/Talk.issue.json", "Show/Talk.mp3"], "\(files(under: lib))")
 
                 for bad in ["{title}", "../{title}/x", "{publication}/{nope}"] {
                     let r = try run(["add", "Bad", "--date", "2026-11-20", "--template", bad], lib)
