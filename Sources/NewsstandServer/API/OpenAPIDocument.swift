@@ -898,6 +898,10 @@ enum OpenAPIDocument {
           "folder": {
             "type": "string"
           },
+          "file": {
+            "type": "string",
+            "description": "For an issue filed by a layout template: its file name before the extension, in the folder it shares with other issues."
+          },
           "directory": {
             "type": "string"
           },
