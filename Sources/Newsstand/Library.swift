@@ -310,17 +310,7 @@ public actor Library {
         let publication = publication.flatMap { $0.allSatisfy(\.isWhitespace) ? nil : $0 }
         var issue: Issue
         if let filing {
-            var unfiled = Issue(name: name, date: date, folderName: "")
-            unfiled.publication = publication
-            let values = LayoutTemplate.Values(
-                publication: filing.publication ?? unfiled.publicationName, subscription: filing.subscription,
-                title: filing.title ?? name, name: name, date: date)
-            let place = try uniqueFiledPlace(filing.template, values, layout: changes.catalog.layout) {
-                try changes.isFolderClaimed($0)
-            }
-            // Made now, so that a later issue's own folder never takes the shared folder's name.
-            try IssueContent.makeFolders(place.folder, layout: changes.catalog.layout)
-            issue = Issue(name: name, date: date, folderName: place.folder, fileStem: place.stem)
+            issue = try filedIssue(named: name, date: date, publication: publication, filing: filing, in: &changes)
         } else {
             let folder = try uniqueFolderName(for: name, layout: changes.catalog.layout) {
                 try changes.isFolderClaimed($0)
@@ -440,31 +430,6 @@ public actor Library {
             n += 1
         }
         return candidate.value
-    }
-
-    /// A filed issue's folder and file stem: the template's rendering, counted up (`{n}`, else a ` (n)` suffix)
-    /// until no other issue claims that place, in a top folder that is no other issue's own folder.
-    static func uniqueFiledPlace(
-        _ template: LayoutTemplate, _ values: LayoutTemplate.Values, layout: LibraryLayout,
-        isClaimed: (String) throws -> Bool
-    ) throws -> (folder: String, stem: String) {
-        for attempt in 1...10_000 {
-            var place = template.render(values, attempt: attempt)
-            var parts = place.folder.split(separator: "/").map(String.init)
-            if let top = parts.first, try isClaimed(top) {
-                // An issue with a folder of its own has this name: the shared folder takes the next free one.
-                var n = 2
-                var candidate = SafePathComponent(sanitizing: top).withSuffix(n).value
-                while try isClaimed(candidate) {
-                    n += 1
-                    candidate = SafePathComponent(sanitizing: top).withSuffix(n).value
-                }
-                parts[0] = candidate
-                place.folder = parts.joined(separator: "/")
-            }
-            if try !isClaimed("\(place.folder)/\(place.stem)") { return place }
-        }
-        throw NewsstandError(.duplicateIssue, "no free file name for \(values.name.debugDescription) under \(template)")
     }
 
     /// A new asset identifier: 64 random bits in hex, unique without consulting the catalog (the

@@ -973,7 +973,8 @@ enum OpenAPIDocument {
           "issuesAdded",
           "itemsSeen",
           "lastChecked",
-          "lastOutcome"
+          "lastOutcome",
+          "template"
         ],
         "properties": {
           "reportVersion": {
@@ -1041,6 +1042,13 @@ enum OpenAPIDocument {
               "string",
               "null"
             ]
+          },
+          "template": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "description": "The layout template the subscription's new issues are filed by; null for the library's default."
           }
         }
       },
