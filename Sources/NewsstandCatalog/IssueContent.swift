@@ -12,8 +12,24 @@ package enum IssueContent {
     /// The paths that are the issue's alone: its folder, or a filed issue's files in the shared folder.
     package static func paths(of issue: Issue, layout: LibraryLayout) -> [String] {
         let folder = layout.contentFolder(issue.folderName)
-        guard issue.isFiled else { return [folder] }
-        return issue.filedNames.map { "\(folder)/\($0)" }
+        guard let stem = issue.fileStem else { return [folder] }
+        let unrecorded = issue.assets.filter { $0.fileName == nil }.compactMap {
+            unrecordedPlacement(of: $0.id, stem: stem, layout: layout)
+        }
+        return (issue.filedNames + unrecorded).map { "\(folder)/\($0)" }
+    }
+
+    /// The name a placing killed before its catalog commit left in a filed issue's folder: the resume record's
+    /// `placedAs` (saved before the move), when it is this asset's record and a name of this issue's stem.
+    /// Read here, below the download layer, so that `remove` and `prune` leave no such file behind.
+    static func unrecordedPlacement(of assetID: String, stem: String, layout: LibraryLayout) -> String? {
+        guard let data = try? AtomicFile.read(layout.resumeRecord(assetID)),
+            let value = try? data.withUnsafeBytes({ try JSONReader.parse($0.bindMemory(to: UInt8.self)) }),
+            case .object(let record) = value, case .string(let placed)? = record["placedAs"]
+        else { return nil }
+        if case .string(let owner)? = record["asset"], owner != assetID { return nil }
+        guard SafePathComponent(validating: placed) != nil, placed.hasPrefix(stem) else { return nil }
+        return placed
     }
 
     /// Moves the issue's content into the library's trash (renames only, so it is quick and cannot half

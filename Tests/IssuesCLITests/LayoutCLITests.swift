@@ -173,6 +173,17 @@ import Testing
                         == ["Daily/2026-11-20 First.pdf", "Daily/2026-11-20 Second.pdf"])
                 let second = try Data(contentsOf: lib.appendingPathComponent("Daily/2026-11-20 Second.pdf"))
                 #expect(sha256Hex(second) == sha256Hex(body))
+
+                // Killed once placed, then removed instead of resumed: the file the catalog never heard of goes too.
+                server.serve("/c/blob", bytes: body, contentType: "application/pdf")
+                #expect(try run(["add", "Third", "--asset", server.url("/c/blob")] + add, lib).status == 0)
+                let third = try run(["download", "Third"], lib, environment: ["ISSUES_CRASH_AT": "asset-placed"])
+                #expect(third.signalled, "\(third.stderr)")
+                #expect(FileManager.default.fileExists(atPath: lib.path + "/Daily/2026-11-20 Third.pdf"))
+                #expect(try run(["remove", "Third"], lib).status == 0)
+                #expect(
+                    files(under: lib).filter { $0.hasSuffix(".pdf") }
+                        == ["Daily/2026-11-20 First.pdf", "Daily/2026-11-20 Second.pdf"])
             }
         }
     }
