@@ -85,7 +85,7 @@ extension Library {
     /// The cover `issue` has now: the sidecar's, when its files are all there; nil otherwise.
     public nonisolated func cover(of issue: Issue) -> CoverReport? {
         let folder = layout.contentFolder(issue.folderName)
-        guard let sidecar = Library.readSidecar(folder, name: issue.sidecarName), let cover = sidecar.cover else { return nil }
+        guard let cover = Library.readSidecar(folder, name: issue.sidecarName)?.cover else { return nil }
         return cover.files.allSatisfy({ POSIX.exists("\(folder)/\($0)") }) ? cover : nil
     }
 

@@ -18,7 +18,9 @@ extension Library {
     /// One issue's report: assets in flight show the bytes on disk now, header values are redacted.
     /// - Parameter issue: The issue, e.g. from ``issue(named:)``.
     public nonisolated func report(for issue: Issue) -> IssueReport {
-        IssueReport(live(issue), directory: layout.contentFolder(issue.folderName), recordVersion: Int(issue.isFiled ? IssueRecord.filedVersion : IssueRecord.version))
+        IssueReport(
+            live(issue), directory: layout.contentFolder(issue.folderName),
+            recordVersion: Int(IssueRecord.version(of: issue)))
     }
 
     /// Writes the JSON array of every issue (newest first), one issue per line, to `output` as it

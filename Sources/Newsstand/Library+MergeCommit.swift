@@ -102,7 +102,9 @@ extension Library {
                 continue
             }
             let filing = template.map {
-                Filing(template: $0, publication: subscription.name, subscription: subscription.name, title: feedItem.title)
+                Filing(
+                    template: $0, publication: subscription.name, subscription: subscription.name,
+                    title: feedItem.title)
             }
             var issue = try stageNewIssue(named: name, date: date, assets: requests, filing: filing, in: &changes)
             issue.origin = origin

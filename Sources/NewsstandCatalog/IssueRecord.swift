@@ -20,6 +20,9 @@ package enum IssueRecord {
     /// The highest version this build reads.
     package static let newestVersion: Int64 = filedVersion
 
+    /// The version `issue`'s record is written with.
+    package static func version(of issue: Issue) -> Int64 { issue.isFiled ? filedVersion : version }
+
     /// Decodes one record file's bytes.
     /// - Throws: `.manifestUnreadable` or `.manifestFromNewerVersion` naming `path`.
     package static func decode(_ bytes: UnsafeBufferPointer<UInt8>, path: String) throws -> Issue {
@@ -213,7 +216,7 @@ extension Issue {
         writer.key("status")
         writer.string(status.rawValue)
         writer.key("version")
-        writer.integer(isFiled ? IssueRecord.filedVersion : IssueRecord.version)
+        writer.integer(IssueRecord.version(of: self))
         writer.raw("}")
     }
 }

@@ -22,7 +22,9 @@ extension Issue {
 
     /// The sidecar's name: `issue.json` in an issue's own folder, `<stem>.issue.json` beside a filed issue's
     /// files.
-    package var sidecarName: String { fileStem.map { "\($0).\(LibraryLayout.issueSidecar)" } ?? LibraryLayout.issueSidecar }
+    package var sidecarName: String {
+        fileStem.map { "\($0).\(LibraryLayout.issueSidecar)" } ?? LibraryLayout.issueSidecar
+    }
 
     /// The names in ``folderName`` that are this filed issue's own: its placed files and its sidecar. Empty for
     /// an issue with a folder of its own (the whole folder is its own).

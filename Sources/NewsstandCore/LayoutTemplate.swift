@@ -92,8 +92,8 @@ public struct LayoutTemplate: Sendable, Hashable, CustomStringConvertible {
             let name = String(rest[rest.index(after: rest.startIndex)..<close])
             if name == "ext" { throw invalid("may use {ext} only at the end, as .{ext}") }
             guard placeholders.contains(name) else {
-                throw invalid(
-                    "has an unknown placeholder {\(name)} (known: \(placeholders.sorted().map { "{\($0)}" }.joined(separator: " ")) {ext})")
+                let known = (placeholders.sorted() + ["ext"]).map { "{\($0)}" }.joined(separator: " ")
+                throw invalid("has an unknown placeholder {\(name)} (known: \(known))")
             }
             if !literal.isEmpty { pieces.append(.literal(literal)) }
             literal = ""
@@ -119,7 +119,8 @@ public struct LayoutTemplate: Sendable, Hashable, CustomStringConvertible {
             }
             var component = SafePathComponent(sanitizing: text, fallback: "untitled")
             // The top folder is among the library's own files: never one of their names.
-            if rendered.isEmpty, LibraryLayout.isReserved(component.value) || LibraryLayout.isLibraryFile(component.value) {
+            let value = component.value
+            if rendered.isEmpty, LibraryLayout.isReserved(value) || LibraryLayout.isLibraryFile(value) {
                 component = SafePathComponent(sanitizing: "_" + component.value)
             }
             rendered.append(component.value)

@@ -20,7 +20,9 @@ package final class DownloadRun: Sendable {
         /// the folder it shares.
         var fileStem: String?
 
-        package init(asset: NewsstandCore.AssetDownload, issueName: String, folderName: String, fileStem: String? = nil) {
+        package init(
+            asset: NewsstandCore.AssetDownload, issueName: String, folderName: String, fileStem: String? = nil
+        ) {
             self.asset = asset
             self.issueName = issueName
             self.folderName = folderName
@@ -427,7 +429,7 @@ package final class DownloadRun: Sendable {
             return done
         }
         // A filed issue's archive is placed whole: unpacked, its entries would mix with the other issues' files.
-        if asset.unpack && item.fileStem == nil && POSIX.exists(completed) && ArchiveExtractor.isArchive(at: completed) {
+        if asset.unpack, item.fileStem == nil, POSIX.exists(completed), ArchiveExtractor.isArchive(at: completed) {
             asset.state = .downloaded
             asset.isArchive = true
             let snapshot = asset
