@@ -55,6 +55,7 @@ package final class CatalogVerifier {
         try checkFolders(of: issues, claims: claims, selected: selected)
         try checkTemporaries(digits: digits)
         try checkContent(of: issues, selected: selected)
+        if selected == nil { checkSharedFolders(of: issues) }
         try checkLeftovers(issues: issues)
         return report
     }

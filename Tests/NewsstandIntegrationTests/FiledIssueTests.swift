@@ -83,8 +83,12 @@ import Testing
                     try FileManager.default.contentsOfDirectory(atPath: folder).filter { $0.hasSuffix(".mp3") }.sorted()
                 }
                 #expect(try mp3s() == ["2026-11-21 Ep 1.mp3", "2026-11-22 Ep 2.mp3", "2026-11-23 Ep 3.mp3"])
-                let report = try await library.prune(PrunePolicy(keep: 1))
-                #expect(report.removed.count == 2)
+                // `verify` checks the shared folder against all its issues: only the user's file is no issue's.
+                let report = try await library.verify()
+                #expect(report.problems.map(\.kind) == [.orphan], "\(report.problems)")
+                #expect(report.problems.first?.path == folder + "/notes.txt")
+                let pruned = try await library.prune(PrunePolicy(keep: 1))
+                #expect(pruned.removed.count == 2)
                 #expect(try mp3s() == ["2026-11-23 Ep 3.mp3"])
                 try await library.removeIssue(named: "Ep 3")
                 #expect(try mp3s().isEmpty)
