@@ -85,6 +85,10 @@ extension Library {
         /// download's commit finds less, then not again until the space was back above it. Nil never
         /// announces. Default 1 GiB: an episode or two of room, time enough for a hook to prune.
         public var lowSpaceThreshold: Int64? = 1 << 30
+        /// How new issues are filed when neither they (``Library/addIssue(named:date:assets:publication:template:)``)
+        /// nor their subscription name a template: a config file's `layout-template`. Nil: one folder per issue.
+        /// Existing issues keep where they are.
+        public var layoutTemplate: LayoutTemplate?
 
         /// Creates a configuration.
         public init(

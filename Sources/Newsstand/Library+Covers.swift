@@ -75,7 +75,7 @@ extension Library {
                 taken.formUnion(record.entries.map(\.path))
             } else if asset.state == .unpacked {
                 let folder = layout.contentFolder(issue.folderName)
-                let ours = Library.readSidecar(folder)?.cover?.files ?? []
+                let ours = Library.readSidecar(folder, name: issue.sidecarName)?.cover?.files ?? []
                 taken.formUnion(CoverNames.standard.all.filter { POSIX.exists("\(folder)/\($0)") && !ours.contains($0) })
             }
         }
@@ -85,7 +85,7 @@ extension Library {
     /// The cover `issue` has now: the sidecar's, when its files are all there; nil otherwise.
     public nonisolated func cover(of issue: Issue) -> CoverReport? {
         let folder = layout.contentFolder(issue.folderName)
-        guard let sidecar = Library.readSidecar(folder), let cover = sidecar.cover else { return nil }
+        guard let cover = Library.readSidecar(folder, name: issue.sidecarName)?.cover else { return nil }
         return cover.files.allSatisfy({ POSIX.exists("\(folder)/\($0)") }) ? cover : nil
     }
 
@@ -105,7 +105,8 @@ extension Library {
             issues = try await self.issues(status: .available).filter { !$0.isBeingRemoved }
         }
         var outcomes: [(name: String, result: Result<CoverReport, NewsstandError>)] = []
-        for issue in issues where issue.status == .available {
+        // A filed issue shares its folder: a cover.jpg there would be every issue's (not made; see the README).
+        for issue in issues where issue.status == .available && !issue.isFiled {
             if !refresh, let cover = cover(of: issue) {
                 outcomes.append((issue.name, .success(cover)))
                 continue
@@ -133,7 +134,7 @@ extension Library {
             publication: issue.publication ?? subscriptionName ?? issue.publicationName, directory: folder,
             candidates: coverCandidates(for: issue), names: coverNames(for: issue))
         return try await runBlocking {
-            let lock = try FileLock(path: layout.issueLock(issue.folderName))
+            let lock = try FileLock(path: layout.issueLock(issue.lockName))
             defer { withExtendedLifetime(lock) {} }
             guard let current = try catalog.issue(named: issue.name), !current.isBeingRemoved else {
                 throw NewsstandError.issueNotFound(issue.name, in: layout.root)
@@ -142,7 +143,7 @@ extension Library {
             let cover = try maker.makeCover(request)
             // An earlier cover's files that this one does not replace (the source's format changed: cover.png
             // after cover.jpg). Only names of this issue's cover are touched: never the content's.
-            if let old = Library.readSidecar(folder)?.cover {
+            if let old = Library.readSidecar(folder, name: issue.sidecarName)?.cover {
                 for file in Set(old.files).subtracting(cover.files) where request.names.all.contains(file) {
                     try POSIX.unlinkIfPresent("\(folder)/\(file)")
                 }
@@ -153,8 +154,8 @@ extension Library {
     }
 
     /// The library's sidecar in `folder`, or nil when there is none (or the file there is not the library's).
-    static func readSidecar(_ folder: String) -> IssueSidecar? {
-        guard let data = try? AtomicFile.read("\(folder)/\(IssueSidecar.fileName)") else { return nil }
+    static func readSidecar(_ folder: String, name: String = IssueSidecar.fileName) -> IssueSidecar? {
+        guard let data = try? AtomicFile.read("\(folder)/\(name)") else { return nil }
         return try? JSONDecoder().decode(IssueSidecar.self, from: data)
     }
 
@@ -182,12 +183,13 @@ extension Library {
     static func writeSidecar(
         _ issue: Issue, subscriptionName: String?, cover: CoverReport??, folder: String, hashing: Bool
     ) throws {
-        let path = "\(folder)/\(IssueSidecar.fileName)"
+        // A filed issue's is `<stem>.issue.json` beside its files (``Issue/sidecarName``).
+        let path = "\(folder)/\(issue.sidecarName)"
         let existing = try AtomicFile.read(path)
         var previous: IssueSidecar?
         if let existing {
             previous = try? JSONDecoder().decode(IssueSidecar.self, from: existing)
-            if previous == nil || issue.assets.contains(where: { $0.fileName == IssueSidecar.fileName }) { return }
+            if previous == nil || issue.assets.contains(where: { $0.fileName == issue.sidecarName }) { return }
         }
         let sidecar = IssueSidecar(
             issue, subscriptionName: subscriptionName, cover: cover ?? previous?.cover, previous: previous, directory: folder,
@@ -209,7 +211,9 @@ extension Library {
         for name in issueNames.sorted() where !Task.isCancelled {
             do {
                 guard let issue = try await issue(named: name), !issue.isBeingRemoved else { continue }
-                if let maker = configuration.coverMaker, issue.status == .available, cover(of: issue) == nil {
+                if let maker = configuration.coverMaker, issue.status == .available, !issue.isFiled,
+                    cover(of: issue) == nil
+                {
                     _ = try await makeCover(of: issue, maker: maker)
                 } else {
                     try await writeSidecar(forIssueNamed: name)
@@ -233,7 +237,7 @@ extension Library {
                 do {
                     // The subscription's name is the previous sidecar's (the catalog's write does not read the
                     // subscriptions); the library's own rewrites after a run fill it in.
-                    let previous = readSidecar(folder)?.subscription
+                    let previous = readSidecar(folder, name: issue.sidecarName)?.subscription
                     let name = previous?.id == issue.origin?.subscriptionID ? previous?.name : nil
                     try writeSidecar(issue, subscriptionName: name, cover: nil, folder: folder, hashing: false)
                 } catch {
@@ -254,7 +258,7 @@ extension Library {
             let folder = layout.contentFolder(issue.folderName)
             // Only a cover the sidecar names is checked: an issue that never had one (a library older than covers,
             // downloads with --no-covers) is not damaged; `issues covers` makes it.
-            guard let cover = Library.readSidecar(folder)?.cover else { continue }
+            guard let cover = Library.readSidecar(folder, name: issue.sidecarName)?.cover else { continue }
             let detail: String? = await Task.detached {
                 cover.files.lazy.compactMap { maker.problem(withCoverAt: "\(folder)/\($0)") }.first
             }.value

@@ -147,7 +147,9 @@ extension Library {
                         issue.assets[a].error = nil
                         if saved[asset.id] != key { changes.markPending(asset.id, issueNamed: issue.name) }
                         items.append(
-                            WorkItem(asset: issue.assets[a], issueName: issue.name, folderName: issue.folderName))
+                            WorkItem(
+                                asset: issue.assets[a], issueName: issue.name, folderName: issue.folderName,
+                                fileStem: issue.fileStem))
                     }
                     try changes.put(issue)
                 }

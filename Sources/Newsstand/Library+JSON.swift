@@ -18,7 +18,9 @@ extension Library {
     /// One issue's report: assets in flight show the bytes on disk now, header values are redacted.
     /// - Parameter issue: The issue, e.g. from ``issue(named:)``.
     public nonisolated func report(for issue: Issue) -> IssueReport {
-        IssueReport(live(issue), directory: layout.contentFolder(issue.folderName), recordVersion: Int(IssueRecord.version))
+        IssueReport(
+            live(issue), directory: layout.contentFolder(issue.folderName),
+            recordVersion: Int(IssueRecord.version(of: issue)))
     }
 
     /// Writes the JSON array of every issue (newest first), one issue per line, to `output` as it
@@ -27,6 +29,12 @@ extension Library {
     ///   - status: Only issues with this status, when given.
     ///   - output: Where the text goes (stdout for `list --json`).
     public func writeJSONList(status: Issue.Status? = nil, to output: FileHandle) async throws {
+        try await writeJSONList(IssueFilter(status: status), to: output)
+    }
+
+    /// Writes the JSON array of the issues `filter` passes (newest first), as ``writeJSONList(status:to:)``.
+    public func writeJSONList(_ filter: IssueFilter, to output: FileHandle) async throws {
+        let status = filter.status
         let catalog = self.catalog
         let fd = output.fileDescriptor
         try await runBlocking {
@@ -35,10 +43,21 @@ extension Library {
             var out = JSONWriter(capacity: 1 << 20)
             var record: [UInt8] = []
             out.raw("[")
-            for (n, entry) in entries.enumerated() {
-                out.raw(n == 0 ? "\n" : ",\n")
+            var written = 0
+            for entry in entries {
                 try reader.recordBytes(entry, into: &record)
                 try record.withUnsafeBufferPointer { bytes in
+                    // Subscription and publication are in the record, not the index: decoded to filter.
+                    if filter.needsRecords {
+                        let issue = try IssueRecord.decode(bytes, path: reader.path)
+                        guard filter.matches(issue) else { return }
+                        out.raw(written == 0 ? "\n" : ",\n")
+                        written += 1
+                        self.writeJSON(self.redacted(self.live(issue)), into: &out)
+                        return
+                    }
+                    out.raw(written == 0 ? "\n" : ",\n")
+                    written += 1
                     if entry.summary.status == .downloading || Library.mayHoldHeaders(bytes) {
                         // Bytes in flight are read from disk, and header values are redacted, so this
                         // record is decoded and written anew.
@@ -75,7 +94,7 @@ extension Library {
                     out.removeAll()
                 }
             }
-            out.raw(entries.isEmpty ? "]\n" : "\n]\n")
+            out.raw(written == 0 ? "]\n" : "\n]\n")
             try Library.write(out.bytes, to: fd)
         }
     }

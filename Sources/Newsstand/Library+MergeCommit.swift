@@ -9,10 +9,12 @@ import NewsstandSubscriptions
 extension Library {
     /// Writes what a merge decided: new issues and changed ones first, then the subscription's record.
     /// Must run holding the catalog's lock.
-    /// - Parameter events: Subscription events to announce with the subscription's record (written then).
+    /// - Parameters:
+    ///   - defaultTemplate: How new issues are filed when the subscription names no template.
+    ///   - events: Subscription events to announce with the subscription's record (written then).
     static func commit(
         _ merge: FeedMerge, catalog: Catalog, store: SubscriptionStore, alwaysWrite: Bool = false,
-        announcing events: [CatalogEvent] = []
+        defaultTemplate: LayoutTemplate? = nil, announcing events: [CatalogEvent] = []
     ) throws -> SyncReport {
         var merged = merge.subscription
         var report = SyncReport(subscription: merged.name, outcome: .updated)
@@ -37,7 +39,8 @@ extension Library {
                     let item = merged.items[addition.itemIndex]
                     do {
                         let name = try stageSubscribedIssue(
-                            addition.item, item: item, subscription: merged, owned: owned, in: &changes)
+                            addition.item, item: item, subscription: merged, owned: owned,
+                            template: merged.template ?? defaultTemplate, in: &changes)
                         owned.insert(name)
                         added.append((addition.itemIndex, name))
                     } catch let error as NewsstandError {
@@ -78,7 +81,7 @@ extension Library {
     /// belongs to another item of the subscription (one that repeats this item's feed id) and is never adopted.
     static func stageSubscribedIssue(
         _ feedItem: FeedItem, item: SubscriptionItem, subscription: Subscription, owned: Set<String> = [],
-        in changes: inout CatalogChanges
+        template: LayoutTemplate? = nil, in changes: inout CatalogChanges
     ) throws -> String {
         let date = item.date ?? item.firstSeen
         let origin = Issue.Origin(
@@ -98,7 +101,12 @@ extension Library {
                 }
                 continue
             }
-            var issue = try stageNewIssue(named: name, date: date, assets: requests, in: &changes)
+            let filing = template.map {
+                Filing(
+                    template: $0, publication: subscription.name, subscription: subscription.name,
+                    title: feedItem.title)
+            }
+            var issue = try stageNewIssue(named: name, date: date, assets: requests, filing: filing, in: &changes)
             issue.origin = origin
             let source = Issue.SourceItem(title: feedItem.title, link: feedItem.link, description: feedItem.summary)
             issue.source = source.isEmpty ? nil : source

@@ -154,7 +154,7 @@ struct PrunePlanner {
     /// Why `issue` may not go, probed without creating or keeping any lock.
     func protection(of issue: Issue) -> PruneReport.Protection? {
         if issue.isPinned { return .pinned }
-        if FileLock.isHeld(path: layout.issueLock(issue.folderName)) { return .inFlight }
+        if FileLock.isHeld(path: layout.issueLock(issue.lockName)) { return .inFlight }
         for asset in issue.assets where AssetLock.isHeld(asset.id, layout: layout) { return .inFlight }
         return nil
     }

@@ -87,7 +87,9 @@ extension Library {
             etag: read.validators.etag, lastModified: read.validators.lastModified, bodyDigest: digest,
             mappingJSON: options.mapping.map { String(decoding: $0, as: UTF8.self) }, items: [])
         draft.mediaPolicy = options.mediaPolicy
+        draft.template = options.template
         let subscription = draft
+        let defaultTemplate = configuration.layoutTemplate
         let catalog = self.catalog
         let document = read.document
         let initial = options.initial
@@ -106,7 +108,8 @@ extension Library {
                     let merge = FeedMerge(
                         subscription: moved, document: document, selection: .refresh(backfill: false),
                         today: IssueDate.utc(Date()))
-                    var report = try Library.commit(merge, catalog: catalog, store: store, alwaysWrite: true)
+                    var report = try Library.commit(
+                        merge, catalog: catalog, store: store, alwaysWrite: true, defaultTemplate: defaultTemplate)
                     report.movedTo = feedURL
                     report.notes.append(
                         "the same show (podcast:guid) as the subscription \(moved.name.debugDescription), which now reads this URL")
@@ -123,7 +126,7 @@ extension Library {
                     subscription: subscription, document: document, selection: .initial(initial),
                     today: IssueDate.utc(Date()))
                 let report = try Library.commit(
-                    merge, catalog: catalog, store: store, alwaysWrite: true,
+                    merge, catalog: catalog, store: store, alwaysWrite: true, defaultTemplate: defaultTemplate,
                     announcing: [CatalogEvent(kind: .subscriptionAdded, subscription: subscription.eventIdentity)])
                 return (report, subscription.id)
             }
@@ -168,6 +171,7 @@ extension Library {
                         preferredType: change.preferredType ?? subscription.mediaPolicy.preferredType,
                         maxBytes: change.maxBytes ?? subscription.mediaPolicy.maxBytes)
                 }
+                if let template = change.template { subscription.template = template }
                 if let every = change.checkEvery {
                     if let every, every < .seconds(60) {
                         throw NewsstandError(.invalidConfiguration, "a check interval must be at least a minute")

@@ -171,6 +171,7 @@ extension Library {
 
         let store = SubscriptionStore(layout: layout)
         let catalog = self.catalog
+        let defaultTemplate = configuration.layoutTemplate
         let id = subscription.id
         let document = read.document
         let validators = read.cacheable ? read.validators : DocumentValidators()
@@ -199,7 +200,9 @@ extension Library {
                 let merge = FeedMerge(
                     subscription: current, document: document, selection: .refresh(backfill: backfill),
                     today: IssueDate.utc(now))
-                return try Library.commit(merge, catalog: catalog, store: store, alwaysWrite: true, announcing: events)
+                return try Library.commit(
+                    merge, catalog: catalog, store: store, alwaysWrite: true, defaultTemplate: defaultTemplate,
+                    announcing: events)
             }
         }
         committed.notes = notes + committed.notes

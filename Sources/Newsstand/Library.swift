@@ -252,7 +252,8 @@ public actor Library {
     public func contentURL(forIssueNamed name: String) async throws -> URL {
         let issue = try await existingIssue(named: name)
         let folder = layout.contentFolder(issue.folderName)
-        try await runBlocking { try POSIX.makeDirectory(folder) }
+        let layout = self.layout
+        try await runBlocking { try IssueContent.makeFolders(issue.folderName, layout: layout) }
         return URL(fileURLWithPath: folder, isDirectory: true)
     }
 
@@ -276,42 +277,54 @@ public actor Library {
     ///   - assets: Assets to add with it.
     ///   - publication: The publication it belongs to (what `prune --keep` groups by); nil to derive it
     ///     from the name (see ``Issue/publicationName``).
+    ///   - template: How to file its files (``LayoutTemplate``); nil for the configuration's
+    ///     ``Configuration/layoutTemplate``, and without one a folder of its own.
     /// - Returns: The new issue.
     /// - Throws: `.invalidIssueName`, `.duplicateIssue`, `.invalidURL`, or I/O errors; nothing is changed then.
     @discardableResult
     public func addIssue(
-        named name: String, date: IssueDate, assets: [AssetRequest] = [], publication: String? = nil
+        named name: String, date: IssueDate, assets: [AssetRequest] = [], publication: String? = nil,
+        template: LayoutTemplate? = nil
     ) async throws -> Issue {
         try IssueName.validate(name)
         for request in assets { try request.validate() }
         let catalog = self.catalog
+        let filing = (template ?? configuration.layoutTemplate).map { Filing(template: $0, publication: publication) }
         return try await runBlocking {
             try catalog.write { changes in
                 try Library.stageNewIssue(
-                    named: name, date: date, assets: assets, publication: publication, in: &changes)
+                    named: name, date: date, assets: assets, publication: publication, filing: filing, in: &changes)
             }
         }
     }
 
-    /// Stages a new issue, its assets and the claim of its content folder's name.
+    /// Stages a new issue, its assets and the claim of its content folder's name (or, filed by `filing`, of its
+    /// place in a shared folder: decided and recorded here, before any byte is fetched, so that a killed
+    /// download and its `resume` place the file at the same path).
     static func stageNewIssue(
         named name: String, date: IssueDate, assets: [AssetRequest], publication: String? = nil,
-        in changes: inout CatalogChanges
+        filing: Filing? = nil, in changes: inout CatalogChanges
     ) throws -> Issue {
         if try changes.issue(named: name) != nil {
             throw NewsstandError(.duplicateIssue, "an issue named \(name.debugDescription) already exists")
         }
-        let folder = try uniqueFolderName(for: name, layout: changes.catalog.layout) {
-            try changes.isFolderClaimed($0)
+        let publication = publication.flatMap { $0.allSatisfy(\.isWhitespace) ? nil : $0 }
+        var issue: Issue
+        if let filing {
+            issue = try filedIssue(named: name, date: date, publication: publication, filing: filing, in: &changes)
+        } else {
+            let folder = try uniqueFolderName(for: name, layout: changes.catalog.layout) {
+                try changes.isFolderClaimed($0)
+            }
+            issue = Issue(name: name, date: date, folderName: folder)
         }
-        var issue = Issue(name: name, date: date, folderName: folder)
-        issue.publication = publication.flatMap { $0.allSatisfy(\.isWhitespace) ? nil : $0 }
+        issue.publication = publication
         // Every new issue passes here (add, import, a feed's items): passwords in its URLs go to the 0600
         // credentials file, and the record, which others may read, keeps the URL without them.
         let assets = try CredentialStore(layout: changes.catalog.layout).separating(assets)
         issue.assets = assets.map { $0.makeAsset(id: Library.newAssetID()) }
         try changes.put(issue)
-        changes.claimFolder(folder, forIssueNamed: name)
+        changes.claimFolder(issue.claimName, forIssueNamed: name)
         issue.updateStatus()
         return issue
     }
@@ -355,7 +368,7 @@ public actor Library {
                 guard var issue = try changes.issue(named: name) else { throw notFound }
                 // Every bucket the removal will rewrite (the record's, read above; the folder claim's) must be
                 // readable before the issue is marked: a damaged one stops it here, with nothing changed or moved.
-                _ = try changes.bucket(Catalog.folderKey(issue.folderName))
+                _ = try changes.bucket(Catalog.folderKey(issue.claimName))
                 issue.isBeingRemoved = true
                 try changes.put(issue)
                 return issue
@@ -366,24 +379,23 @@ public actor Library {
         for task in running { task.cancel() }
         for task in running { _ = await task.value }
         try await runBlocking {
-            let content = layout.contentFolder(issue.folderName)
-            // Held until the folder renamed into the trash is deleted: no sweep deletes it under us.
+            // Held until the content renamed into the trash is deleted: no sweep deletes it under us.
             let trash = try Trash.hold(layout)
             defer { withExtendedLifetime(trash) {} }
             try POSIX.makeDirectory(layout.staging)
-            let trashed = "\(layout.trash)/\(issue.folderName)-\(UInt32.random(in: 0...UInt32.max))"
+            var trashed: String?
             do {
                 // Downloads in other processes fill the folder only under this lock, after checking that the
                 // issue is not being removed; so after this, nothing recreates it.
-                let lock = try FileLock(path: layout.issueLock(issue.folderName))
+                let lock = try FileLock(path: layout.issueLock(issue.lockName))
                 defer { withExtendedLifetime(lock) {} }
                 try catalog.write { changes in
-                    // Staged and validated first; the folder moves last, when nothing left can fail the change
+                    // Staged and validated first; the content moves last, when nothing left can fail the change
                     // but its own commit.
                     try changes.delete(named: name)
                     for id in ids { changes.clearPending(id) }
                     try changes.readTouchedBuckets()
-                    if POSIX.exists(content) { try POSIX.rename(content, trashed) }
+                    trashed = try IssueContent.moveToTrash(issue, layout: layout)
                     CrashPoint.reached("remove-trashed")
                 }
             }
@@ -395,8 +407,9 @@ public actor Library {
                 try TreeRemover.remove(layout.stagingFolder(id))
                 try POSIX.unlinkIfPresent(layout.contentRecord(id))
             }
-            try POSIX.unlinkIfPresent(layout.issueLock(issue.folderName))
-            try TreeRemover.remove(trashed)
+            try POSIX.unlinkIfPresent(layout.issueLock(issue.lockName))
+            if let trashed { try TreeRemover.remove(trashed) }
+            IssueContent.removeEmptyFolders(of: issue, layout: layout)
         }
     }
 

@@ -41,10 +41,10 @@ extension IssueRecord {
                     }
                 case "origin": hasOrigin = try reader.readValue() != .null
                 case "version":
-                    if case .integer(let version) = try reader.readValue(), version > Self.version {
+                    if case .integer(let version) = try reader.readValue(), version > Self.newestVersion {
                         throw NewsstandError(
                             .manifestFromNewerVersion,
-                            "\(path) has version \(version), newer than this issues understands (\(Self.version)); it was left untouched"
+                            "\(path) has version \(version), newer than this issues understands (\(Self.newestVersion)); it was left untouched"
                         )
                     }
                 default: try reader.skipValue()

@@ -21,7 +21,7 @@ extension Catalog {
             for key in entries where Catalog.isKey(key) {
                 if let issue = try record(key: key, digits: digits) {
                     CatalogIndex.line(key: key, issue: issue, into: &lines)
-                    claims[Catalog.folderKey(issue.folderName)] = .some(key)
+                    claims[Catalog.folderKey(issue.claimName)] = .some(key)
                 } else {
                     CatalogIndex.removal(key: key, into: &lines)
                 }
@@ -31,7 +31,7 @@ extension Catalog {
                 guard Catalog.isKey(folderKey), claims[folderKey] == nil else { continue }
                 let bucket = try CatalogBucket.load(layout.bucket(folderKey, digits: digits))
                 if let owner = bucket.claim(folderKey),
-                    try record(key: owner, digits: digits).map({ Catalog.folderKey($0.folderName) }) != folderKey
+                    try record(key: owner, digits: digits).map({ Catalog.folderKey($0.claimName) }) != folderKey
                 {
                     claims[folderKey] = .some(nil)
                 }

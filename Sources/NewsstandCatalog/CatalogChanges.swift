@@ -79,7 +79,7 @@ package struct CatalogChanges {
         guard let owner = try bucket(folderKey).claim(folderKey), let issue = try issue(key: owner) else {
             return false
         }
-        return Catalog.folderKey(issue.folderName) == folderKey
+        return Catalog.folderKey(issue.claimName) == folderKey
     }
 
     /// Stages `issue` (its status recomputed from its assets).
@@ -100,7 +100,7 @@ package struct CatalogChanges {
     /// Stages the removal of the named issue's record.
     package mutating func delete(named name: String) throws {
         let key = Catalog.key(for: name)
-        if let existing = try issue(key: key) { claimChanges[Catalog.folderKey(existing.folderName)] = .some(nil) }
+        if let existing = try issue(key: key) { claimChanges[Catalog.folderKey(existing.claimName)] = .some(nil) }
         touch(key)
         staged[key] = .some(nil)
     }

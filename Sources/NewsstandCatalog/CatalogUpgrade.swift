@@ -35,7 +35,7 @@ struct CatalogUpgrade {
             issue.updateStatus()
             let key = Catalog.key(for: issue.name)
             put(key) { $0.set(issue: issue, key: key) }
-            let folderKey = Catalog.folderKey(issue.folderName)
+            let folderKey = Catalog.folderKey(issue.claimName)
             put(folderKey) { $0.set(claim: key, key: folderKey) }
             CatalogIndex.line(key: key, issue: issue, into: &lines)
             for asset in issue.assets { keys[asset.id] = key }

@@ -14,7 +14,7 @@ import NewsstandArchive
 extension CatalogVerifier {
     /// Whether a download or unpack of `issue` is in flight in any process (its locks are held).
     func isInFlight(_ issue: Issue) -> Bool {
-        FileLock.isHeld(path: layout.issueLock(issue.folderName))
+        FileLock.isHeld(path: layout.issueLock(issue.lockName))
             || issue.assets.contains { AssetLock.isHeld($0.id, layout: layout) }
     }
 
@@ -114,7 +114,8 @@ extension CatalogVerifier {
                 }
             }
         }
-        guard everyPlacementKnown else { return }
+        // A filed issue shares its folder: the other issues' files there are not its orphans.
+        guard everyPlacementKnown, !issue.isFiled else { return }
         // Folders that hold something the library placed are the library's too.
         var parents: Set<String> = []
         for path in owned {

@@ -9,7 +9,7 @@ extension CatalogVerifier {
         var assets: [String: (issue: Issue, asset: AssetDownload)] = [:]
         var folders: Set<String> = []
         for issue in issues.values {
-            folders.insert(issue.folderName)
+            folders.insert(issue.lockName)
             for asset in issue.assets { assets[asset.id] = (issue, asset) }
         }
         let pending = Set(try catalog.pendingMarkers().map(\.id))

@@ -55,6 +55,7 @@ package final class CatalogVerifier {
         try checkFolders(of: issues, claims: claims, selected: selected)
         try checkTemporaries(digits: digits)
         try checkContent(of: issues, selected: selected)
+        if selected == nil { checkSharedFolders(of: issues) }
         try checkLeftovers(issues: issues)
         return report
     }
@@ -135,8 +136,9 @@ package final class CatalogVerifier {
         var owned = Set<String>()
         var expected: [String: String] = [:]  // folder key → issue key
         for (key, issue) in issues.sorted(by: { $0.key < $1.key }) {
-            owned.insert(issue.folderName)
-            let folderKey = Catalog.folderKey(issue.folderName)
+            // A filed issue's folder may be nested and shared (`Podcast/2026`): its top entry is owned.
+            owned.insert(issue.folderName.split(separator: "/").first.map(String.init) ?? issue.folderName)
+            let folderKey = Catalog.folderKey(issue.claimName)
             expected[folderKey] = key
             if claims[folderKey] != key {
                 let folder = issue.folderName
@@ -154,7 +156,7 @@ package final class CatalogVerifier {
                     }
                 }
             } else if selected?.contains(key) ?? true, issue.assets.contains(where: \.isComplete),
-                !POSIX.exists(folder), !isInFlight(issue)
+                !POSIX.exists(folder) || issue.isFiled && !filedContentExists(issue), !isInFlight(issue)
             {
                 note(.missingContent, folder, "the content folder of \(issue.name.debugDescription) is missing") {
                     try requeue(issue, assets: Set(issue.assets.filter(\.isComplete).map(\.id)))
@@ -172,6 +174,12 @@ package final class CatalogVerifier {
             && !owned.contains(name) {
             noteOrphan(layout.contentFolder(name), "no issue owns \(name.debugDescription)")
         }
+    }
+
+    /// Whether every placed file of a filed issue is in its shared folder (that folder may hold others').
+    private func filedContentExists(_ issue: Issue) -> Bool {
+        let folder = layout.contentFolder(issue.folderName)
+        return issue.assets.filter(\.isComplete).compactMap(\.fileName).allSatisfy { POSIX.exists("\(folder)/\($0)") }
     }
 
     /// Puts the named complete assets of `issue` back to pending, so the next download fetches them again.

@@ -14,6 +14,14 @@ import NewsstandCore
 package enum IssueRecord {
     /// The schema version written into each record; a record with a higher one is refused.
     package static let version: Int64 = 2
+    /// The version of a filed issue's record (one with `"file"`): an older `issues` refuses it rather than take
+    /// its shared folder for the issue's own and remove it whole. Other records keep version 2.
+    package static let filedVersion: Int64 = 3
+    /// The highest version this build reads.
+    package static let newestVersion: Int64 = filedVersion
+
+    /// The version `issue`'s record is written with.
+    package static func version(of issue: Issue) -> Int64 { issue.isFiled ? filedVersion : version }
 
     /// Decodes one record file's bytes.
     /// - Throws: `.manifestUnreadable` or `.manifestFromNewerVersion` naming `path`.
@@ -24,10 +32,10 @@ package enum IssueRecord {
         } catch {
             throw unreadable(path, error)
         }
-        if case .object(let object) = value, case .integer(let version)? = object["version"], version > Self.version {
+        if case .object(let object) = value, case .integer(let version)? = object["version"], version > Self.newestVersion {
             throw NewsstandError(
                 .manifestFromNewerVersion,
-                "\(path) has version \(version), newer than this issues understands (\(Self.version)); it was left untouched"
+                "\(path) has version \(version), newer than this issues understands (\(Self.newestVersion)); it was left untouched"
             )
         }
         do {
@@ -108,10 +116,20 @@ extension Issue {
             throw CatalogShapeError("\(path).date \(dateText.debugDescription) is not a YYYY-MM-DD date")
         }
         let folder = try object.string("folder", at: path)
-        guard SafePathComponent(validating: folder) != nil, !LibraryLayout.isReserved(folder) else {
-            throw CatalogShapeError("\(path).folder \(folder.debugDescription) is not a safe folder name")
+        let stem = try object.optionalString("file", at: path)
+        if let stem {
+            guard Issue.isSafeFiledFolder(folder) else {
+                throw CatalogShapeError("\(path).folder \(folder.debugDescription) is not a safe folder path")
+            }
+            guard SafePathComponent(validating: stem) != nil else {
+                throw CatalogShapeError("\(path).file \(stem.debugDescription) is not a safe file name")
+            }
+        } else {
+            guard SafePathComponent(validating: folder) != nil, !LibraryLayout.isReserved(folder) else {
+                throw CatalogShapeError("\(path).folder \(folder.debugDescription) is not a safe folder name")
+            }
         }
-        self.init(name: name, date: date, folderName: folder)
+        self.init(name: name, date: date, folderName: folder, fileStem: stem)
         let statusText = try object.string("status", at: path)
         guard let status = Status(rawValue: statusText) else {
             throw CatalogShapeError("\(path).status \(statusText.debugDescription) is unknown")
@@ -156,6 +174,10 @@ extension Issue {
         writer.array(assets) { $1.write(to: &$0) }
         writer.key("date")
         writer.string(date.description)
+        if let fileStem {
+            writer.key("file")
+            writer.string(fileStem)
+        }
         writer.key("folder")
         writer.string(folderName)
         writer.key("name")
@@ -194,7 +216,7 @@ extension Issue {
         writer.key("status")
         writer.string(status.rawValue)
         writer.key("version")
-        writer.integer(IssueRecord.version)
+        writer.integer(IssueRecord.version(of: self))
         writer.raw("}")
     }
 }

@@ -33,7 +33,7 @@ package struct IssueRemoval {
     /// What `issue` takes on disk: its content folder, its assets' partial, finished and resume files,
     /// and their staging folders (all of which its removal deletes).
     package static func bytesOnDisk(of issue: Issue, layout: LibraryLayout) -> Int64 {
-        var paths = [layout.contentFolder(issue.folderName)]
+        var paths = IssueContent.paths(of: issue, layout: layout)
         for asset in issue.assets {
             paths += [
                 layout.partialFile(asset.id), layout.completedFile(asset.id), layout.resumeRecord(asset.id),
@@ -62,7 +62,7 @@ package struct IssueRemoval {
         var lockedNames: [String] = []
         var lockedFolders: [String: String] = [:]  // name → folder name
         for issue in issues {
-            guard let issueLock = try FileLock.try(path: layout.issueLock(issue.folderName)) else {
+            guard let issueLock = try FileLock.try(path: layout.issueLock(issue.lockName)) else {
                 outcome.spared.append((issue, .inFlight))
                 continue
             }
@@ -74,7 +74,7 @@ package struct IssueRemoval {
             locks.append(issueLock)
             assetLocks.append(held)
             lockedNames.append(issue.name)
-            lockedFolders[issue.name] = issue.folderName
+            lockedFolders[issue.name] = issue.lockName
         }
         defer { withExtendedLifetime((locks, assetLocks)) {} }
         guard !lockedNames.isEmpty else { return outcome }
@@ -95,7 +95,7 @@ package struct IssueRemoval {
                     }
                     // The folder claim's bucket too (the record's was read above): a damaged one stops the
                     // prune here, before anything is marked or moved.
-                    _ = try changes.bucket(Catalog.folderKey(current.folderName))
+                    _ = try changes.bucket(Catalog.folderKey(current.claimName))
                     current.isBeingRemoved = true
                     try changes.put(current)
                 }
@@ -115,11 +115,7 @@ package struct IssueRemoval {
             }
             try changes.readTouchedBuckets()
             for issue in marked {
-                let content = layout.contentFolder(issue.folderName)
-                guard POSIX.exists(content) else { continue }
-                let target = "\(layout.trash)/\(issue.folderName)-\(UInt32.random(in: 0...UInt32.max))"
-                try POSIX.rename(content, target)
-                trashed.append(target)
+                if let target = try IssueContent.moveToTrash(issue, layout: layout) { trashed.append(target) }
             }
             CrashPoint.reached("prune-trashed")
         }
@@ -135,7 +131,8 @@ package struct IssueRemoval {
                 }
                 try TreeRemover.remove(layout.stagingFolder(asset.id))
             }
-            try POSIX.unlinkIfPresent(layout.issueLock(issue.folderName))
+            try POSIX.unlinkIfPresent(layout.issueLock(issue.lockName))
+            IssueContent.removeEmptyFolders(of: issue, layout: layout)
             outcome.removed.append((issue, bytes))
         }
         for path in trashed { try TreeRemover.remove(path) }

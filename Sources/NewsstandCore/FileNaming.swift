@@ -15,6 +15,21 @@ package enum FileNaming {
         return fallback
     }
 
+    /// The name of a filed issue's file (``Issue/fileStem``): the stem recorded when the issue was added, and the
+    /// extension of the URL's path, else of the response's `Content-Type`, else none. The feed's image of the
+    /// item (a cover asset) takes `<stem>-cover`, so it never takes the content's name.
+    package static func filedName(stem: String, for asset: AssetDownload, contentType: String?) -> String {
+        let base = asset.role == .cover ? "\(stem)-cover" : stem
+        let ext = MediaTypes.fileExtension(of: asset.url.lastPathComponent)
+            ?? contentType.flatMap(MediaTypes.fileExtension(forContentType:))
+        guard let ext else { return SafePathComponent(sanitizing: base, fallback: "asset-\(asset.id)").value }
+        // The stem is shortened, not the extension, when the whole would pass the cap.
+        let tail = "." + ext.lowercased()
+        var head = SafePathComponent(sanitizing: base, fallback: "asset-\(asset.id)").value
+        while head.utf8.count + tail.utf8.count > SafePathComponent.maxUTF8Length { head.removeLast() }
+        return head + tail
+    }
+
     /// `filename*=UTF-8''…` (RFC 6266/8187) wins over `filename="…"`.
     static func fileName(fromContentDisposition header: String) -> String? {
         var plain: String?

@@ -22,8 +22,14 @@ public struct Issue: Sendable, Hashable, Identifiable {
     public let name: String
     /// The issue's cover date.
     public var date: IssueDate
-    /// The content folder's name inside the library: one safe path component, unique in the library.
+    /// The content folder's path inside the library: one safe path component, unique in the library; or,
+    /// for an issue filed by a layout template (``fileStem`` set), the folder it shares with others, one or
+    /// more safe components (`Podcast`, `Podcast/2026`).
     public let folderName: String
+    /// For an issue filed by a layout template: the name its files take in ``folderName`` before their
+    /// extension (`2026-11-20 Title` → `2026-11-20 Title.mp3`), chosen and recorded when the issue is added,
+    /// unique in the library. Nil for an issue with a folder of its own (the default).
+    public let fileStem: String?
     /// The issue's status, derived from its assets whenever they change and stored with them.
     public package(set) var status: Status
     /// The issue's assets, in the order they were added.
@@ -80,10 +86,11 @@ public struct Issue: Sendable, Hashable, Identifiable {
 
     public var id: String { name }
 
-    package init(name: String, date: IssueDate, folderName: String) {
+    package init(name: String, date: IssueDate, folderName: String, fileStem: String? = nil) {
         self.name = name
         self.date = date
         self.folderName = folderName
+        self.fileStem = fileStem
         self.status = .none
         self.assets = []
         self.isBeingRemoved = false

@@ -27,7 +27,8 @@ import Foundation
 /// .downloads/.spare-record-<n> an emptied resume record, renamed into place for a later download
 /// .credentials.json           passwords taken out of URLs and feed headers, mode 0600 (CredentialStore)
 /// config.json                  the library's settings (the CLI's defaults, "hooks"); never an issue folder's name
-/// <issue folder>/              one content folder per issue
+/// <issue folder>/              one content folder per issue, or, for issues filed by a layout template, folders
+///                              they share (`Podcast/2026-11-20 Title.mp3`, its sidecar `… Title.issue.json`)
 /// ```
 package struct LibraryLayout: Sendable, Hashable {
     package let root: String

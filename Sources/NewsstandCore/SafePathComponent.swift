@@ -1,3 +1,5 @@
+import Foundation
+
 /// A string that is exactly one harmless path component: never empty, `.`, `..`, hidden (leading dot),
 /// never holding `/`, NUL or control characters, and at most `maxUTF8Length` bytes long.
 ///
@@ -15,16 +17,25 @@ package struct SafePathComponent: Hashable, Sendable, CustomStringConvertible {
         value = text
     }
 
-    /// Maps any text to a safe component: unsafe characters become `_`, leading dots and surrounding
-    /// spaces go, the length is capped on a character boundary, and an empty result becomes `fallback`.
+    /// Maps any text to a safe, portable component: unsafe characters and those FAT, exFAT, NTFS or SMB
+    /// refuse become `_`, leading dots and surrounding spaces go, trailing dots go (Windows drops them, so
+    /// `a.` and `a` would be one file there), the length is capped on a character boundary, a reserved device
+    /// name (`CON`, `com1.txt`) gets a leading `_`, and an empty result becomes `fallback`.
+    ///
+    /// The one sanitiser of the library: issue folders, placed files and template components all pass here.
+    /// Validation (``init(validating:)``) stays as it was, so folders named before these rules still read.
     package init(sanitizing text: String, fallback: String = "issue") {
         var scalars = String.UnicodeScalarView()
         for scalar in text.unicodeScalars {
-            scalars.append(SafePathComponent.isUnsafe(scalar) ? "_" : scalar)
+            scalars.append(SafePathComponent.isUnsafe(scalar) || SafePathComponent.isNonPortable(scalar) ? "_" : scalar)
         }
-        var cleaned = String(scalars).trimmingLeadingDotsAndSpaces().trimmingSpaces()
-        cleaned = SafePathComponent.truncated(cleaned, toUTF8Length: SafePathComponent.maxUTF8Length).trimmingSpaces()
-        if cleaned.isEmpty { cleaned = fallback }
+        var cleaned = String(scalars).trimmingLeadingDotsAndSpaces()
+        cleaned = SafePathComponent.truncated(cleaned, toUTF8Length: SafePathComponent.maxUTF8Length)
+            .trimmingTrailingDotsAndSpaces()
+        if SafePathComponent.isReservedDeviceName(cleaned) {
+            cleaned = SafePathComponent.truncated("_" + cleaned, toUTF8Length: SafePathComponent.maxUTF8Length)
+        }
+        if cleaned.isEmpty { cleaned = SafePathComponent(sanitizing: fallback, fallback: "_").value }
         value = cleaned
     }
 
@@ -33,6 +44,19 @@ package struct SafePathComponent: Hashable, Sendable, CustomStringConvertible {
         let suffix = " (\(n))"
         let head = SafePathComponent.truncated(value, toUTF8Length: SafePathComponent.maxUTF8Length - suffix.utf8.count)
         return SafePathComponent(unchecked: head.trimmingSpaces() + suffix)
+    }
+
+    /// Whether Windows reserves `text` as a device: `CON`, `PRN`, `AUX`, `NUL`, `COM1`–`COM9`, `LPT1`–`LPT9`, in
+    /// any case, alone or before an extension (`nul.txt`, `Com1.tar.gz`), and with spaces before the dot.
+    package static func isReservedDeviceName(_ text: String) -> Bool {
+        let stem = text.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
+        let base = stem.uppercased().trimmingCharacters(in: .whitespaces)
+        if ["CON", "PRN", "AUX", "NUL"].contains(base) { return true }
+        guard base.utf8.count == 4, base.hasPrefix("COM") || base.hasPrefix("LPT"), let last = base.last else {
+            return false
+        }
+        // Windows also reserves the superscript digits ¹²³ after COM and LPT.
+        return ("1"..."9").contains(last) || "¹²³".contains(last)
     }
 
     private init(unchecked: String) { value = unchecked }
@@ -52,6 +76,14 @@ package struct SafePathComponent: Hashable, Sendable, CustomStringConvertible {
         case 0x2028, 0x2029, 0xFEFF: return true  // line/paragraph separators, BOM
         // Bidirectional embeddings, overrides and isolates: "gpj.exe" shown as "exe.jpg".
         case 0x202A...0x202E, 0x2066...0x2069: return true
+        default: return false
+        }
+    }
+
+    /// Characters a FAT, exFAT, NTFS or SMB volume refuses in a name (besides the controls and slashes above).
+    private static func isNonPortable(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar {
+        case ":", "?", "\"", "*", "|", "<", ">", "\\": return true
         default: return false
         }
     }
@@ -77,6 +109,14 @@ extension String {
         var scalars = Substring(self).unicodeScalars
         while let first = scalars.first, first == "." || first.properties.isWhitespace { scalars.removeFirst() }
         return String(scalars)
+    }
+
+    /// Drops dots and spaces from the end: FAT and NTFS strip them, so `a.` and `a` are one name there.
+    fileprivate func trimmingTrailingDotsAndSpaces() -> String {
+        var s = Substring(self)
+        while let first = s.first, first.isWhitespace { s.removeFirst() }
+        while let last = s.last, last == "." || last.isWhitespace { s.removeLast() }
+        return String(s)
     }
 
     fileprivate func trimmingSpaces() -> String {

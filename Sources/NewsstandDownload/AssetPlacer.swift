@@ -14,6 +14,10 @@ struct AssetPlacer: Sendable {
         var assetID: String
         var issueName: String
         var folderName: String
+        /// A filed issue's file stem: the placed file is named by it (``FileNaming/filedName(stem:for:contentType:)``).
+        var fileStem: String? = nil
+        /// The issue's lock file's name (``Issue/lockName``).
+        var lockName: String { Issue.lockName(folder: folderName, stem: fileStem) }
     }
 
     let layout: LibraryLayout
@@ -68,9 +72,11 @@ struct AssetPlacer: Sendable {
     /// catalog write is recognised on resume (``alreadyPlaced(_:id:folder:)``).
     /// - Returns: The name used.
     func placeFile(of asset: AssetDownload, into target: Target, record: ResumeRecord?) throws -> String {
-        let name = FileNaming.name(for: asset, contentDisposition: record?.contentDisposition)
+        let name =
+            target.fileStem.map { FileNaming.filedName(stem: $0, for: asset, contentType: record?.contentType) }
+            ?? FileNaming.name(for: asset, contentDisposition: record?.contentDisposition)
         return try whileListed(target) {
-            try POSIX.makeDirectory(layout.contentFolder(target.folderName))
+            try IssueContent.makeFolders(target.folderName, layout: layout)
             return try place(
                 layout.completedFile(target.assetID), named: name, target: target, record: record, url: asset.url)
         }
@@ -106,6 +112,8 @@ struct AssetPlacer: Sendable {
             let target = "\(folder)/\(candidate)"
             if link(file, target) == 0 {
                 try POSIX.unlinkIfPresent(file)
+                // Placed, and the catalog not yet told: `resume` must find it here (the resume record's name).
+                CrashPoint.reached("asset-placed")
                 return candidate
             }
             let code = errno
@@ -139,7 +147,7 @@ struct AssetPlacer: Sendable {
     /// removed: `remove` takes the same lock, so a removed issue's folder is never recreated, and two
     /// assets of one issue never merge into its folder at once.
     private func whileListed<T>(_ target: Target, _ body: () throws -> T) throws -> T {
-        let lock = try FileLock(path: layout.issueLock(target.folderName))
+        let lock = try FileLock(path: layout.issueLock(target.lockName))
         defer { withExtendedLifetime(lock) {} }
         // Only this asset of the record is decoded: a whole 200-asset issue decoded for each of its assets
         // took an eighth of a 200 x 5 MiB run's CPU.
@@ -147,7 +155,7 @@ struct AssetPlacer: Sendable {
         guard let standing, !standing.isBeingRemoved else {
             try? POSIX.unlinkIfPresent(layout.completedFile(target.assetID))
             // Gone already: its removal deleted the lock file before this lock made it again (cleanup, best effort).
-            if standing == nil { try? POSIX.unlinkIfPresent(layout.issueLock(target.folderName)) }
+            if standing == nil { try? POSIX.unlinkIfPresent(layout.issueLock(target.lockName)) }
             throw DownloadRun.AssetRemoved()
         }
         return try body()

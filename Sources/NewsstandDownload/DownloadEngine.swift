@@ -386,7 +386,8 @@ package final class DownloadEngine: Sendable {
                 let kept = try await sink.drain().size
                 let probe = Probe(
                     target: hop, total: offer.total, validator: offer.validator, etag: offer.etag,
-                    lastModified: offer.lastModified, contentDisposition: offer.contentDisposition)
+                    lastModified: offer.lastModified, contentDisposition: offer.contentDisposition,
+                    contentType: offer.contentType)
                 if var result = try await fetchSegmented(job, known: probe, keeping: kept, progress: progress) {
                     result.bytesFetched += fetched
                     return result

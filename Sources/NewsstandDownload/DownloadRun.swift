@@ -16,11 +16,17 @@ package final class DownloadRun: Sendable {
         var asset: AssetDownload
         package var issueName: String
         var folderName: String
+        /// A filed issue's file stem (``Issue/fileStem``): its files are named by it, and never unpacked into
+        /// the folder it shares.
+        var fileStem: String?
 
-        package init(asset: NewsstandCore.AssetDownload, issueName: String, folderName: String) {
+        package init(
+            asset: NewsstandCore.AssetDownload, issueName: String, folderName: String, fileStem: String? = nil
+        ) {
             self.asset = asset
             self.issueName = issueName
             self.folderName = folderName
+            self.fileStem = fileStem
         }
     }
 
@@ -407,7 +413,8 @@ package final class DownloadRun: Sendable {
         let spares = self.spares
         let id = asset.id
         let completed = layout.completedFile(id)
-        let target = AssetPlacer.Target(assetID: id, issueName: item.issueName, folderName: item.folderName)
+        let target = AssetPlacer.Target(
+            assetID: id, issueName: item.issueName, folderName: item.folderName, fileStem: item.fileStem)
         var asset = asset
         // A crash after a kept archive was merged and placed, before the `unpacked` commit: finish the commit.
         if asset.unpack, asset.isArchive == true, let placed = record?.placedAs,
@@ -421,7 +428,8 @@ package final class DownloadRun: Sendable {
             try? await runBlocking { try spares.retire(layout.resumeRecord(id)) }
             return done
         }
-        if asset.unpack && POSIX.exists(completed) && ArchiveExtractor.isArchive(at: completed) {
+        // A filed issue's archive is placed whole: unpacked, its entries would mix with the other issues' files.
+        if asset.unpack, item.fileStem == nil, POSIX.exists(completed), ArchiveExtractor.isArchive(at: completed) {
             asset.state = .downloaded
             asset.isArchive = true
             let snapshot = asset

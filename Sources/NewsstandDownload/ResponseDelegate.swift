@@ -37,6 +37,7 @@ struct SplitOffer: Error, Sendable {
     var etag: String?
     var lastModified: String?
     var contentDisposition: String?
+    var contentType: String?
 }
 
 /// Receives one attempt's response on the event loop and streams its body into a `FileSink`.
@@ -106,7 +107,8 @@ final class ResponseDelegate: HTTPClientResponseDelegate, Sendable {
                 let offer = SplitOffer(
                     total: length, validator: validator, etag: headers.first(name: "etag"),
                     lastModified: headers.first(name: "last-modified"),
-                    contentDisposition: headers.first(name: "content-disposition"))
+                    contentDisposition: headers.first(name: "content-disposition"),
+                    contentType: headers.first(name: "content-type"))
                 state.withLock { $0.split = (offer, .now) }
             }
             // Checked before the restart truncates anything: a failure leaves the partial file as it was.
@@ -224,6 +226,7 @@ final class ResponseDelegate: HTTPClientResponseDelegate, Sendable {
         ResumeRecord(
             url: url.absoluteString, etag: headers.first(name: "etag"),
             lastModified: headers.first(name: "last-modified"),
-            expectedBytes: expected, contentDisposition: headers.first(name: "content-disposition"))
+            expectedBytes: expected, contentDisposition: headers.first(name: "content-disposition"),
+            contentType: headers.first(name: "content-type"))
     }
 }

@@ -16,6 +16,8 @@ package struct ResumeRecord: Codable, Sendable, Hashable {
     var lastModified: String?
     package var expectedBytes: Int64?
     var contentDisposition: String?
+    /// The response's `Content-Type`: a filed issue's file takes its extension from it when the URL has none.
+    var contentType: String?
     /// The name the finished file is being moved to in the content folder (set just before the move).
     var placedAs: String?
     /// The ranges of a segmented download and how far each has come. With a plan the partial file has
@@ -28,13 +30,14 @@ package struct ResumeRecord: Codable, Sendable, Hashable {
 
     init(
         url: String, etag: String? = nil, lastModified: String? = nil, expectedBytes: Int64? = nil,
-        contentDisposition: String? = nil
+        contentDisposition: String? = nil, contentType: String? = nil
     ) {
         self.url = url
         self.etag = etag
         self.lastModified = lastModified
         self.expectedBytes = expectedBytes
         self.contentDisposition = contentDisposition
+        self.contentType = contentType
     }
 
     /// The validator for `If-Range`: a strong ETag, else `Last-Modified` (weak ETags are not allowed there).

@@ -72,7 +72,7 @@ extension DownloadEngine {
         }
         var record = ResumeRecord(
             url: job.url.absoluteString, etag: probe.etag, lastModified: probe.lastModified, expectedBytes: plan.total,
-            contentDisposition: probe.contentDisposition)
+            contentDisposition: probe.contentDisposition, contentType: probe.contentType)
         record.segments = plan
         let base = record
         try await runBlocking { try base.save(job.recordPath) }
@@ -203,6 +203,7 @@ extension DownloadEngine {
         var etag: String?
         var lastModified: String?
         var contentDisposition: String?
+        var contentType: String?
     }
 
     /// Asks for the first byte, following redirects.
@@ -241,7 +242,8 @@ extension DownloadEngine {
             guard let validator = record.ifRangeValidator else { return nil }
             return Probe(
                 target: hop, total: total, validator: validator, etag: etag, lastModified: lastModified,
-                contentDisposition: answer.headers.first(name: "content-disposition"))
+                contentDisposition: answer.headers.first(name: "content-disposition"),
+                contentType: answer.headers.first(name: "content-type"))
         }
     }
 

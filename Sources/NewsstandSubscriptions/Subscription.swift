@@ -41,6 +41,9 @@ public struct Subscription: Sendable, Hashable, Identifiable {
     /// How often the scheduler checks the feed, when set by `configure --every`; else it adapts to how
     /// often the feed publishes.
     public package(set) var checkEvery: Duration? = nil
+    /// How its new issues are filed (`subscribe`/`configure --template`); nil for the library's default. Issues
+    /// already added keep where they are.
+    public package(set) var template: LayoutTemplate? = nil
     /// The validators of the last body, sent with the next request.
     package var etag: String?
     package var lastModified: String?
@@ -147,6 +150,8 @@ public struct SubscribeOptions: Sendable {
     public var headers: [String: String]
     /// Which rendition of each item's media to take when the feed offers several.
     public var mediaPolicy = MediaPolicy()
+    /// How the subscription's issues are filed; nil for the library's default.
+    public var template: LayoutTemplate? = nil
 
     public init(
         name: String? = nil, mapping: Data? = nil, initial: InitialItems = .newest(1), keep: Int? = nil,
@@ -176,6 +181,8 @@ public struct SubscriptionChange: Sendable {
     public var maxBytes: Int64?? = nil
     /// How often the scheduler checks the feed; `.some(nil)` goes back to adapting to the feed.
     public var checkEvery: Duration?? = nil
+    /// How new issues are filed; `.some(nil)` goes back to the library's default. Existing issues stay.
+    public var template: LayoutTemplate?? = nil
 
     public init(
         name: String? = nil, keep: Int?? = nil, downloadsAutomatically: Bool? = nil, isPaused: Bool? = nil,

@@ -80,6 +80,13 @@ enum SubscriptionRecord {
         }
         subscription.mediaPolicy = MediaPolicy(
             preferredType: try object.optionalString("prefer", at: ""), maxBytes: maxBytes)
+        if let template = try object.optionalString("template", at: "") {
+            do {
+                subscription.template = try LayoutTemplate(template)
+            } catch let error as NewsstandError {
+                throw CatalogShapeError("template: \(error.message)")
+            }
+        }
         return subscription
     }
 
@@ -240,7 +247,7 @@ extension JSONWriter {
     }
 
     /// The last fields of a subscription in both its stored record and `subscriptions --json`, in key
-    /// order: `name`, `paused`, `previousURLs`, `url`.
+    /// order: `name`, `paused`, `previousURLs`, `template` (when set), `url`.
     package mutating func subscriptionNameAndPlace(_ subscription: Subscription) {
         key("name")
         string(subscription.name)
@@ -257,6 +264,11 @@ extension JSONWriter {
         }
         key("previousURLs")
         array(subscription.previousURLs) { $0.string($1.absoluteString) }
+        // Written only when set, so the records of other subscriptions keep their bytes.
+        if let template = subscription.template {
+            key("template")
+            string(template.text)
+        }
         key("url")
         string(subscription.url.absoluteString)
     }

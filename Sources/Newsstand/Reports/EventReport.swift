@@ -47,7 +47,7 @@ extension EventReport {
         reason = event.reason
         detail = event.detail
         issue = event.issue.map {
-            IssueReport($0, directory: layout.contentFolder($0.folderName), recordVersion: Int(IssueRecord.version))
+            IssueReport($0, directory: layout.contentFolder($0.folderName), recordVersion: Int(IssueRecord.version(of: $0)))
         }
         subscription = event.subscription.map { Subscription(id: $0.id, name: $0.name, url: $0.url) }
     }

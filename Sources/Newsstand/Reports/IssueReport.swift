@@ -20,6 +20,8 @@ public struct IssueReport: Codable, Sendable, Hashable {
     public var status: String
     /// The content folder's name and absolute path.
     public var folder: String
+    /// A filed issue's file name before its extension (its files are in `folder`, shared); nil otherwise.
+    public var file: String?
     public var directory: String
     public var assetsDone: Int
     public var assetsTotal: Int
@@ -113,6 +115,7 @@ extension IssueReport {
         date = issue.date.description
         status = issue.status.rawValue
         folder = issue.folderName
+        file = issue.fileStem
         self.directory = directory
         assetsDone = summary.assetsDone
         assetsTotal = summary.assetsTotal

@@ -101,17 +101,5 @@ extension IssueSidecar {
 
 /// The media type of a file from its extension: what a reader of the sidecar needs to open it.
 enum MediaType {
-    static func of(_ fileName: String) -> String? {
-        let ext = (fileName as NSString).pathExtension.lowercased()
-        return types[ext]
-    }
-
-    private static let types: [String: String] = [
-        "pdf": "application/pdf", "epub": "application/epub+zip", "zip": "application/zip",
-        "cbz": "application/vnd.comicbook+zip", "cbr": "application/vnd.comicbook-rar", "jpg": "image/jpeg",
-        "jpeg": "image/jpeg", "png": "image/png", "webp": "image/webp", "gif": "image/gif", "mp3": "audio/mpeg",
-        "m4a": "audio/mp4", "mp4": "video/mp4", "json": "application/json", "srt": "application/x-subrip",
-        "vtt": "text/vtt", "txt": "text/plain", "html": "text/html", "tar": "application/x-tar",
-        "gz": "application/gzip",
-    ]
+    static func of(_ fileName: String) -> String? { MediaTypes.type(ofFileNamed: fileName) }
 }

@@ -24,10 +24,12 @@ public struct SubscriptionReport: Codable, Sendable, Hashable {
     /// ISO 8601, null before the first check.
     public var lastChecked: String?
     public var lastOutcome: String?
+    /// The layout template its new issues are filed by; null for the library's default.
+    public var template: String?
 
     private enum CodingKeys: String, CodingKey {
         case reportVersion, id, name, url, previousURLs, format, mapped, download, keep, paused, gone, issues
-        case issuesAdded, itemsSeen, lastChecked, lastOutcome
+        case issuesAdded, itemsSeen, lastChecked, lastOutcome, template
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -49,6 +51,7 @@ public struct SubscriptionReport: Codable, Sendable, Hashable {
         try c.encode(issues, forKey: .issues)
         try c.encode(lastChecked, forKey: .lastChecked)
         try c.encode(lastOutcome, forKey: .lastOutcome)
+        try c.encode(template, forKey: .template)
     }
 }
 
@@ -69,5 +72,6 @@ extension SubscriptionReport {
         itemsSeen = subscription.itemsSeen
         lastChecked = subscription.lastChecked?.formatted(.iso8601)
         lastOutcome = subscription.lastOutcome
+        template = subscription.template?.text
     }
 }

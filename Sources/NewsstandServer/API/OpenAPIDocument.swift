@@ -898,6 +898,10 @@ enum OpenAPIDocument {
           "folder": {
             "type": "string"
           },
+          "file": {
+            "type": "string",
+            "description": "For an issue filed by a layout template: its file name before the extension, in the folder it shares with other issues."
+          },
           "directory": {
             "type": "string"
           },
@@ -972,7 +976,8 @@ enum OpenAPIDocument {
           "issuesAdded",
           "itemsSeen",
           "lastChecked",
-          "lastOutcome"
+          "lastOutcome",
+          "template"
         ],
         "properties": {
           "reportVersion": {
@@ -1040,6 +1045,13 @@ enum OpenAPIDocument {
               "string",
               "null"
             ]
+          },
+          "template": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "description": "The layout template the subscription's new issues are filed by; null for the library's default."
           }
         }
       },

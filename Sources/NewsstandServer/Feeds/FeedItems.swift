@@ -12,7 +12,7 @@ struct FeedItem: Sendable {
     init(issue: Issue, key: String, directory: String) {
         self.key = key
         self.issue = issue
-        let candidates = issue.assets.compactMap(\.fileName) + IssuePageView.files(in: directory, limit: 50)
+        let candidates = issue.assets.compactMap(\.fileName) + IssuePageView.files(of: issue, in: directory, limit: 50)
         for relative in candidates {
             let components = relative.split(separator: "/")
             if let path = SafePath.resolve(components, inside: directory),

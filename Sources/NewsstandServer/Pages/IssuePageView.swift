@@ -85,6 +85,14 @@ enum IssuePageView {
     }
 
     /// Up to `limit` regular files under `directory`, relative, sorted; hidden files are left out.
+    /// The files of `issue` in `directory`: its whole folder, or a filed issue's own files only (the folder it
+    /// shares holds other issues').
+    static func files(of issue: Issue, in directory: String, limit: Int = 500) -> [String] {
+        guard issue.isFiled else { return files(in: directory, limit: limit) }
+        let own = Set(issue.filedNames)
+        return files(in: directory, limit: limit).filter(own.contains)
+    }
+
     static func files(in directory: String, limit: Int = 500) -> [String] {
         guard let enumerator = FileManager.default.enumerator(atPath: directory) else { return [] }
         var found: [String] = []

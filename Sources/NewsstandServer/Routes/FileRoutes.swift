@@ -36,6 +36,10 @@ enum FileRoutes {
         let issue = try await state.requireIssue(key: String(components[1]))
         let directory = state.directory(of: issue)
         let rest = Array(components.dropFirst(2))
+        // A filed issue's folder is shared: only its own files are its to serve.
+        if issue.isFiled, rest.count != 1 || !issue.filedNames.contains(rest[0].removingPercentEncoding ?? "") {
+            throw HTTPError(.notFound, message: "no such file in this issue")
+        }
         guard let path = try await runBlocking({ SafePath.resolve(rest, inside: directory) }) else {
             throw HTTPError(.notFound, message: "no such file in this issue")
         }

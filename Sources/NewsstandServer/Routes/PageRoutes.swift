@@ -31,7 +31,8 @@ enum PageRoutes {
             }
             issue = try await state.library.issue(named: issue.name) ?? issue
             let directory = state.directory(of: issue)
-            let files = try await runBlocking { IssuePageView.files(in: directory) }
+            let shown = issue
+            let files = try await runBlocking { IssuePageView.files(of: shown, in: directory) }
             return Responses.html(
                 IssuePageView.render(
                     issue, key: key, directory: directory, isRead: true, files: files, nonce: context.nonce,

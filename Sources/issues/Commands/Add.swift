@@ -28,7 +28,11 @@ struct Add: AsyncParsableCommand {
             valueName: "name"))
     var publication: String?
 
+    @Option(name: .long, help: TemplateArgument.help)
+    var template: String?
+
     func validate() throws {
+        _ = try TemplateArgument.parse(template)
         for asset in assets {
             do {
                 _ = try AssetRequest.parseURL(asset)
@@ -40,8 +44,12 @@ struct Add: AsyncParsableCommand {
 
     func run() async throws {
         let requests = try assets.map { AssetRequest(url: try AssetRequest.parseURL($0)) }
-        let library = try await libraryOptions.open()
-        let issue = try await library.addIssue(named: name, date: date, assets: requests, publication: publication)
+        // The config files' layout template is the default when --template is not given.
+        let settings = try Settings.load(library: libraryOptions.resolvedURL())
+        let library = try await libraryOptions.open(configuration: settings.applied(to: Library.Configuration()))
+        let issue = try await library.addIssue(
+            named: name, date: date, assets: requests, publication: publication,
+            template: try TemplateArgument.parse(template))
         Terminal.output(
             "added \(issue.name.debugDescription) (\(issue.date)) with \(issue.assets.count) asset\(issue.assets.count == 1 ? "" : "s")"
         )

@@ -11,8 +11,10 @@ struct Config: ParsableCommand {
             defaults; the proxy variables of the environment come before the files. A config file is a JSON \
             object whose keys are the options' names: "jobs", "segments", "limit-rate" ("2M"), "cacert" (a \
             file or a list; relative to the file's folder), "proxy", "no-proxy", "headers" (an object of \
-            host names, each with its headers), and "low-space" (free space under which the event \
-            library.low-space is announced, "1G" by default, or "off"). "hooks" and "serve" are read by other parts of issues. Give \
+            host names, each with its headers), "low-space" (free space under which the event \
+            library.low-space is announced, "1G" by default, or "off") and "layout-template" (how new issues \
+            are filed: "{publication}/{date} {title}.{ext}"). "hooks" and "serve" are read by other parts of \
+            issues. Give \
             download options here to see how they combine.
             """)
 
@@ -34,6 +36,7 @@ struct Config: ParsableCommand {
         add("proxy", settings.proxy) { $0.map(URLCredentials.redact) }
         add("no-proxy", settings.noProxy) { $0 }
         add("low-space", settings.lowSpace) { $0?.description ?? "off" }
+        add("layout-template", settings.layoutTemplate) { $0?.text }
         for host in settings.headers.keys.sorted() {
             guard let entry = settings.headers[host] else { continue }
             add("headers \(host)", entry) { headers in

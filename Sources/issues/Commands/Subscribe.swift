@@ -52,6 +52,9 @@ struct Subscribe: AsyncParsableCommand {
         help: ArgumentHelp("When an item offers several media files, skip those announced larger (50M).", valueName: "size"))
     var maxBytes: ByteSize?
 
+    @Option(name: .long, help: TemplateArgument.help)
+    var template: String?
+
     @Option(name: .long, help: ArgumentHelp("Subscribe to every feed of an OPML file (- for stdin).", valueName: "file"))
     var opml: String?
 
@@ -83,6 +86,7 @@ struct Subscribe: AsyncParsableCommand {
         } catch let error as NewsstandError {
             throw ValidationError("--header: \(error.message)")
         }
+        _ = try TemplateArgument.parse(template)
         if opml != nil, (name != nil || map != nil) {
             throw ValidationError("--name and --map apply to one feed, not to --opml")
         }
@@ -95,6 +99,7 @@ struct Subscribe: AsyncParsableCommand {
             name: name, mapping: mapping, initial: initialItems, keep: keep, downloadsAutomatically: !noDownload,
             headers: try HeaderLines.parse(headers))
         options.mediaPolicy = MediaPolicy(preferredType: prefer, maxBytes: maxBytes?.bytes)
+        options.template = try TemplateArgument.parse(template)
         let (library, downloadOptions) = try await libraryOptions.openForDownloads(run, tls)
         var added: [String] = []
         var failures = 0

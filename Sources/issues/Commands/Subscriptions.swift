@@ -130,6 +130,12 @@ struct Configure: AsyncParsableCommand {
     @Flag(name: .long, help: "Drop --every: adapt to how often the feed publishes.")
     var adaptive = false
 
+    @Option(name: .long, help: TemplateArgument.help)
+    var template: String?
+
+    @Flag(name: .long, help: "Drop --template: file new issues as the library's default does.")
+    var noTemplate = false
+
     func validate() throws {
         if keep != nil && keepAll { throw ValidationError("--keep and --keep-all cannot be combined") }
         if let keep, keep < 1 { throw ValidationError("--keep must be at least 1") }
@@ -139,6 +145,8 @@ struct Configure: AsyncParsableCommand {
         if maxBytes != nil && noMaxBytes { throw ValidationError("--max-bytes and --no-max-bytes cannot be combined") }
         if every != nil && adaptive { throw ValidationError("--every and --adaptive cannot be combined") }
         if let every, every.seconds < 60 { throw ValidationError("--every must be at least 1m") }
+        if template != nil && noTemplate { throw ValidationError("--template and --no-template cannot be combined") }
+        _ = try TemplateArgument.parse(template)
         if let prefer, MediaPolicy.normalized(prefer) == nil {
             throw ValidationError("--prefer takes a MIME type (audio/opus) or a prefix (audio/), not \(prefer.debugDescription)")
         }
@@ -156,6 +164,8 @@ struct Configure: AsyncParsableCommand {
         if noMaxBytes { change.maxBytes = .some(nil) }
         if let every { change.checkEvery = .some(every.duration) }
         if adaptive { change.checkEvery = .some(nil) }
+        if let template = try TemplateArgument.parse(template) { change.template = .some(template) }
+        if noTemplate { change.template = .some(nil) }
         let library = try await libraryOptions.open(create: false)
         if dryRun, let keep {
             guard let subscription = try await library.subscription(named: name) else {
@@ -167,6 +177,11 @@ struct Configure: AsyncParsableCommand {
         }
         let subscription = try await library.changeSubscription(named: name, change)
         Terminal.output("changed \(subscription.name.debugDescription)")
+        if change.template != nil {
+            // A template decides where an issue goes when it is added: moving the files of issues already there
+            // would break the paths people and players keep.
+            Terminal.output("the template applies to new issues; existing issues keep their folders")
+        }
         // The new keep applies now, not at the next sync that happens to add an issue.
         if let keep {
             let report = try await library.prune(PrunePolicy(keep: keep, subscriptionID: subscription.id))

@@ -25,8 +25,12 @@ struct ConfigFile: Sendable {
     var headers: [String: [String: String]] = [:]
     /// `library.low-space` below this many free bytes; `.some(nil)` for `"off"`.
     var lowSpace: ByteSize??
+    /// How new issues are filed (`"layout-template": "{publication}/{date} {title}.{ext}"`).
+    var layoutTemplate: LayoutTemplate?
 
-    static let settingKeys = ["jobs", "segments", "limit-rate", "cacert", "proxy", "no-proxy", "headers", "low-space"]
+    static let settingKeys = [
+        "jobs", "segments", "limit-rate", "cacert", "proxy", "no-proxy", "headers", "low-space", "layout-template",
+    ]
     /// Keys other parts of the program read from the same file.
     static let passedThroughKeys: Set<String> = ["hooks", "serve"]
 
@@ -125,6 +129,13 @@ struct ConfigFile: Sendable {
                 file.lowSpace = size
             case ("low-space", .integer(let n)) where n >= 1: file.lowSpace = ByteSize(bytes: n)
             case ("low-space", _): throw bad("a size such as \"5G\", or \"off\"")
+            case ("layout-template", .string(let text)):
+                do {
+                    file.layoutTemplate = try LayoutTemplate(text)
+                } catch let error as NewsstandError {
+                    throw failure(offset, error.message)
+                }
+            case ("layout-template", _): throw bad("a template such as \"{publication}/{date} {title}.{ext}\"")
             default: break
             }
             if key == "cacert", let files = file.cacert {

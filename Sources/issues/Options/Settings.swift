@@ -34,6 +34,8 @@ struct Settings: Sendable {
     var noProxy = Entry<String?>(value: nil, source: .builtIn)
     /// Free space under which `library.low-space` is announced; nil for never.
     var lowSpace = Entry<ByteSize?>(value: ByteSize(bytes: 1 << 30), source: .builtIn)
+    /// How new issues are filed (nil: one folder per issue).
+    var layoutTemplate = Entry<LayoutTemplate?>(value: nil, source: .builtIn)
     /// By lower-cased host; a host's headers come whole from one file (the library's over the user's).
     var headers: [String: Entry<[String: String]>] = [:]
     /// The files looked for, highest precedence first, and whether each was there.
@@ -70,6 +72,7 @@ struct Settings: Sendable {
             if let proxy = file.proxy { settings.proxy = Entry(value: proxy, source: source) }
             if let noProxy = file.noProxy { settings.noProxy = Entry(value: noProxy, source: source) }
             if let lowSpace = file.lowSpace { settings.lowSpace = Entry(value: lowSpace, source: source) }
+            if let template = file.layoutTemplate { settings.layoutTemplate = Entry(value: template, source: source) }
             for (host, headers) in file.headers { settings.headers[host] = Entry(value: headers, source: source) }
         }
         if let name = ["https_proxy", "HTTPS_PROXY", "http_proxy", "HTTP_PROXY", "all_proxy", "ALL_PROXY"]
@@ -104,6 +107,7 @@ struct Settings: Sendable {
         if case .file = noProxy.source { configuration.defaultNoProxy = noProxy.value }
         configuration.headersByHost = headers.mapValues(\.value)
         configuration.lowSpaceThreshold = lowSpace.value?.bytes
+        configuration.layoutTemplate = layoutTemplate.value
         return configuration
     }
 

@@ -1,0 +1,54 @@
+import Foundation
+import Testing
+
+@testable import NewsstandCore
+
+/// Names a library copied to FAT, exFAT, NTFS or an SMB share keeps: the one sanitiser replaces what those
+/// refuse, drops trailing dots and spaces, and moves reserved device names aside.
+@Suite struct PortableNameTests {
+    static let refused: [Character] = [":", "?", "\"", "*", "|", "<", ">", "\\"]
+
+    static func isPortable(_ name: String) -> Bool {
+        !name.contains(where: refused.contains) && !name.hasSuffix(".") && !name.hasSuffix(" ")
+            && !SafePathComponent.isReservedDeviceName(name)
+            && !name.unicodeScalars.contains { $0.value < 0x20 }
+    }
+
+    @Test(arguments: [
+        "a:b?c", "What? \"Quoted\" *stars* | pipes <angle> back\\slash", "trailing dots...", "trailing space ",
+        "dots and spaces . . ", "CON", "con", "Con.txt", "nul.tar.gz", "COM1", "lpt9.mp3", "AUX ", "PRN.",
+        "com¹", "\u{1}ctrl", "../../x", "/etc/passwd", "...",
+    ])
+    func sanitisedNamesArePortable(_ name: String) {
+        let value = SafePathComponent(sanitizing: name).value
+        #expect(Self.isPortable(value), "\(name.debugDescription) → \(value.debugDescription)")
+        #expect(SafePathComponent(validating: value) != nil)
+    }
+
+    @Test func refusedCharactersBecomeUnderscores() {
+        #expect(SafePathComponent(sanitizing: "a:b?c").value == "a_b_c")
+        #expect(SafePathComponent(sanitizing: "Issue 3: \"Spring\"").value == "Issue 3_ _Spring_")
+        #expect(SafePathComponent(sanitizing: "end...").value == "end")
+    }
+
+    @Test func deviceNamesGetAnUnderscoreAndOthersStay() {
+        #expect(SafePathComponent(sanitizing: "CON").value == "_CON")
+        #expect(SafePathComponent(sanitizing: "lpt1.mp3").value == "_lpt1.mp3")
+        for kept in ["CONTENT", "console.log", "COM10", "LPT", "Auxiliary", "nullable"] {
+            #expect(SafePathComponent(sanitizing: kept).value == kept)
+        }
+    }
+
+    /// Names made before these rules stay readable: validation did not tighten.
+    @Test func oldFolderNamesStillValidate() {
+        for old in ["The Daily: 2026", "What?", "CON", "name."] {
+            #expect(SafePathComponent(validating: old) != nil, "\(old)")
+        }
+    }
+
+    @Test func assetFileNamesArePortableToo() throws {
+        let asset = AssetDownload(id: "0123456789abcdef", url: try #require(URL(string: "https://h.example/a%3Ab%3F.pdf")))
+        let name = FileNaming.name(for: asset, contentDisposition: "attachment; filename=\"report: final?.pdf\"")
+        #expect(name == "report_ final_.pdf")
+    }
+}
