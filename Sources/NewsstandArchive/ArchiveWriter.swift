@@ -118,10 +118,10 @@ final class ArchiveWriter {
 
     /// Routes a return code through ``checkLibArchive(_:handle:kind:operation:entryPath:archivePath:)``,
     /// collecting warnings.
-    @discardableResult
     ///
     /// A warning whose errno says data was lost (disk full, quota, I/O error, file too large) is always a failure,
     /// and so is any warning when `warningIsFailure`; a full disk or quota becomes `.insufficientSpace`.
+    @discardableResult
     private func check<Value: FixedWidthInteger>(
         _ code: Value,
         _ operation: StaticString,

@@ -40,17 +40,7 @@ struct Subscribe: AsyncParsableCommand {
     @Flag(name: .long, help: "Add issues without downloading their assets (now and on every sync).")
     var noDownload = false
 
-    @Option(
-        name: .long,
-        help: ArgumentHelp(
-            "When an item offers several media files, take this type (audio/opus) or prefix (audio/).",
-            valueName: "type"))
-    var prefer: String?
-
-    @Option(
-        name: .long,
-        help: ArgumentHelp("When an item offers several media files, skip those announced larger (50M).", valueName: "size"))
-    var maxBytes: ByteSize?
+    @OptionGroup var media: MediaChoiceOptions
 
     @Option(name: .long, help: TemplateArgument.help)
     var template: String?
@@ -78,9 +68,6 @@ struct Subscribe: AsyncParsableCommand {
         }
         if since != nil, initial != "1" { throw ValidationError("--since and --initial cannot be combined") }
         if let keep, keep < 1 { throw ValidationError("--keep must be at least 1") }
-        if let prefer, MediaPolicy.normalized(prefer) == nil {
-            throw ValidationError("--prefer takes a MIME type (audio/opus) or a prefix (audio/), not \(prefer.debugDescription)")
-        }
         do {
             _ = try HeaderLines.parse(headers)
         } catch let error as NewsstandError {
@@ -98,7 +85,7 @@ struct Subscribe: AsyncParsableCommand {
         var options = SubscribeOptions(
             name: name, mapping: mapping, initial: initialItems, keep: keep, downloadsAutomatically: !noDownload,
             headers: try HeaderLines.parse(headers))
-        options.mediaPolicy = MediaPolicy(preferredType: prefer, maxBytes: maxBytes?.bytes)
+        options.mediaPolicy = MediaPolicy(preferredType: media.prefer, maxBytes: media.maxBytes?.bytes)
         options.template = try TemplateArgument.parse(template)
         let (library, downloadOptions) = try await libraryOptions.openForDownloads(run, tls)
         var added: [String] = []

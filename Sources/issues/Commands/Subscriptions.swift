@@ -101,20 +101,10 @@ struct Configure: AsyncParsableCommand {
     @Flag(name: .long, help: "Change nothing; list the issues a new --keep would prune.")
     var dryRun = false
 
-    @Option(
-        name: .long,
-        help: ArgumentHelp(
-            "When an item offers several media files, take this type (audio/opus) or prefix (audio/).",
-            valueName: "type"))
-    var prefer: String?
+    @OptionGroup var media: MediaChoiceOptions
 
     @Flag(name: .long, help: "Drop --prefer.")
     var noPrefer = false
-
-    @Option(
-        name: .long,
-        help: ArgumentHelp("When an item offers several media files, skip those announced larger (50M).", valueName: "size"))
-    var maxBytes: ByteSize?
 
     @Flag(name: .long, help: "Drop --max-bytes.")
     var noMaxBytes = false
@@ -141,15 +131,12 @@ struct Configure: AsyncParsableCommand {
         if let keep, keep < 1 { throw ValidationError("--keep must be at least 1") }
         if map != nil && noMap { throw ValidationError("--map and --no-map cannot be combined") }
         if dryRun && keep == nil { throw ValidationError("--dry-run goes with --keep") }
-        if prefer != nil && noPrefer { throw ValidationError("--prefer and --no-prefer cannot be combined") }
-        if maxBytes != nil && noMaxBytes { throw ValidationError("--max-bytes and --no-max-bytes cannot be combined") }
+        if media.prefer != nil && noPrefer { throw ValidationError("--prefer and --no-prefer cannot be combined") }
+        if media.maxBytes != nil && noMaxBytes { throw ValidationError("--max-bytes and --no-max-bytes cannot be combined") }
         if every != nil && adaptive { throw ValidationError("--every and --adaptive cannot be combined") }
         if let every, every.seconds < 60 { throw ValidationError("--every must be at least 1m") }
         if template != nil && noTemplate { throw ValidationError("--template and --no-template cannot be combined") }
         _ = try TemplateArgument.parse(template)
-        if let prefer, MediaPolicy.normalized(prefer) == nil {
-            throw ValidationError("--prefer takes a MIME type (audio/opus) or a prefix (audio/), not \(prefer.debugDescription)")
-        }
     }
 
     func run() async throws {
@@ -158,9 +145,9 @@ struct Configure: AsyncParsableCommand {
         if keepAll { change.keep = .some(nil) }
         if let map { change.mapping = .some(try CommandFiles.read(map, what: "mapping")) }
         if noMap { change.mapping = .some(nil) }
-        if let prefer { change.preferredType = .some(prefer) }
+        if let prefer = media.prefer { change.preferredType = .some(prefer) }
         if noPrefer { change.preferredType = .some(nil) }
-        if let maxBytes { change.maxBytes = .some(maxBytes.bytes) }
+        if let maxBytes = media.maxBytes { change.maxBytes = .some(maxBytes.bytes) }
         if noMaxBytes { change.maxBytes = .some(nil) }
         if let every { change.checkEvery = .some(every.duration) }
         if adaptive { change.checkEvery = .some(nil) }
