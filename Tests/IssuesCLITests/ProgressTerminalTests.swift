@@ -82,6 +82,10 @@ import Testing
                 #expect(run.raw.contains("█"), "UTF-8 bars on a UTF-8 terminal")
                 expectClean(run, columns: columns, summaryPrefix: "2 done; 1.1 MiB fetched")
                 #expect(run.screen.contains { $0.hasPrefix("done ") })
+                // A done line keeps where the file went, however narrow the terminal: the label gives way.
+                let done = run.screen.map { $0.trimmingCharacters(in: .whitespaces) }.filter { $0.hasPrefix("done ") }
+                #expect(done.contains { $0.hasSuffix(columns >= 80 ? Self.longFile + ")" : "progress-line.pdf)") }, "\(done)")
+                #expect(done.contains { $0.hasSuffix("saved as slow.bin)") && !$0.hasPrefix("done  (") }, "\(done)")
                 if columns >= 200 {
                     #expect(run.raw.contains("ETA"), "room for every figure at 200 columns")
                     #expect(run.raw.contains(Self.wideName + ": " + Self.longFile), "no need to clip the label")

@@ -41,6 +41,24 @@ enum DisplayWidth {
         return out + ellipsis
     }
 
+    /// `text` cut at its start to at most `width` columns, the cut marked by a leading `ellipsis`: for text
+    /// whose end matters most (where a file went).
+    static func clipLeading(_ text: String, to width: Int, ellipsis: String = "…") -> String {
+        guard width > 0 else { return "" }
+        if of(text) <= width { return text }
+        let room = width - of(ellipsis)
+        guard room >= 0 else { return String(repeating: ".", count: width) }
+        var kept: [Character] = []
+        var used = 0
+        for character in text.reversed() {
+            let w = of(character)
+            if used + w > room { break }
+            kept.append(character)
+            used += w
+        }
+        return ellipsis + String(kept.reversed())
+    }
+
     /// `text` followed by spaces up to `width` columns (never cut).
     static func pad(_ text: String, to width: Int) -> String {
         let used = of(text)

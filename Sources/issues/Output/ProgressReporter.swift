@@ -118,6 +118,26 @@ final class ProgressReporter: Sendable {
         text(for: event, label: label).map(DisplayWidth.printable)  // reasons quote servers and files
     }
 
+    /// ``line(for:label:)`` within `columns`: an error whole (it must be read, so it may wrap); a `done` line
+    /// shortens its label first, so where the file went stays (`…saved as NAME)` even when nothing else fits);
+    /// any other line is cut at its end.
+    static func fittedLine(for event: DownloadEvent, label: String, columns: Int, ellipsis: String) -> String? {
+        guard let line = line(for: event, label: label) else { return nil }
+        if event.isFailure { return line }
+        let width = columns - 1
+        guard case .finished = event.kind, DisplayWidth.of(line) > width else {
+            return DisplayWidth.clip(line, to: width, ellipsis: ellipsis)
+        }
+        let full = DisplayWidth.printable(label)
+        guard let start = line.range(of: full) else { return DisplayWidth.clip(line, to: width, ellipsis: ellipsis) }
+        let head = String(line[..<start.lowerBound])
+        let tail = String(line[start.upperBound...])
+        let room = width - DisplayWidth.of(head) - DisplayWidth.of(tail)
+        // With no room left for even a cut label, the place is what the line keeps.
+        if room >= 2 { return head + DisplayWidth.clip(full, to: room, ellipsis: ellipsis) + tail }
+        return head + DisplayWidth.clipLeading(tail, to: width - DisplayWidth.of(head), ellipsis: ellipsis)
+    }
+
     private static func text(for event: DownloadEvent, label: String) -> String? {
         switch event.kind {
         case .started(let from, let expected):
@@ -161,10 +181,9 @@ final class ProgressReporter: Sendable {
             case .retrying, .unpacking:
                 break
             }
-            guard let line = ProgressReporter.line(for: event, label: label) else { return nil }
             // On a (dumb) terminal, lines fit its width like the bars do, except an error, to be read whole.
-            if let columns, !event.isFailure { return DisplayWidth.clip(line, to: columns - 1, ellipsis: "...") }
-            return line
+            if let columns { return ProgressReporter.fittedLine(for: event, label: label, columns: columns, ellipsis: "...") }
+            return ProgressReporter.line(for: event, label: label)
         }
         if let text { Terminal.error(text) }
     }
@@ -186,7 +205,8 @@ final class ProgressReporter: Sendable {
         state.withLock { state in
             guard !state.finished else { return }
             tally(event, in: &state)
-            var permanent: String?
+            // Whether the event leaves a line above the bars (a retry, an end).
+            var leavesLine = false
             switch event.kind {
             case .started(let from, let expected):
                 if state.rows[event.assetID] == nil { state.order.append(event.assetID) }
@@ -205,30 +225,29 @@ final class ProgressReporter: Sendable {
                 }
             case .retrying:
                 state.rows[event.assetID]?.note = "retrying"
-                permanent = ProgressReporter.line(for: event, label: label)
+                leavesLine = true
             case .unpacking:
                 state.rows[event.assetID]?.note = "unpacking"
             case .finished, .failed, .skipped:
                 state.rows[event.assetID] = nil
                 state.order.removeAll { $0 == event.assetID }
-                permanent = ProgressReporter.line(for: event, label: label)
+                leavesLine = true
             }
             let now = ContinuousClock.now
-            guard permanent != nil || now - state.lastDraw >= .milliseconds(100) else { return }
+            guard leavesLine || now - state.lastDraw >= .milliseconds(100) else { return }
             state.lastDraw = now
             let size = terminalSize()
             let frame = ProgressReporter.frame(
                 rows: state.order.compactMap { state.rows[$0] }, columns: size.columns, screenRows: size.rows,
                 unicode: unicode)
             var text = ProgressReporter.clear(lines: state.drawnLines)
-            if let permanent {
-                // Log lines are clipped like the bars, except an error, which must be read whole (it scrolls
-                // away above the live area, so even wrapped it leaves nothing stale behind).
-                if event.isFailure {
-                    text += permanent + "\n"
-                } else {
-                    text += DisplayWidth.clip(permanent, to: size.columns - 1, ellipsis: unicode ? "…" : "...") + "\n"
-                }
+            // Log lines fit like the bars, except an error, which must be read whole (it scrolls away above the
+            // live area, so even wrapped it leaves nothing stale behind).
+            if leavesLine,
+                let line = ProgressReporter.fittedLine(
+                    for: event, label: label, columns: size.columns, ellipsis: unicode ? "…" : "...")
+            {
+                text += line + "\n"
             }
             for line in frame { text += line + "\n" }
             state.drawnLines = frame.count
