@@ -154,7 +154,8 @@ import Testing
     }
 
     /// kill -9 with four ranges in flight: `resume` (without `--segments`) continues each range where its
-    /// saved bytes end, and fetches again at most about a MiB per range.
+    /// bytes on disk end (not where the record last saved them), and fetches again at most a MiB in all:
+    /// the bytes that were on their way (a tenth of a second per connection at this rate) and the probes.
     @Test func killNineWithSegmentsInFlightThenResumeContinuesEveryRange() async throws {
         try await withTestServer { server in
             let body = patternBytes(count: 16 << 20, seed: 43)
@@ -194,7 +195,7 @@ import Testing
                 let resumedRanges = server.requests("/film.mkv").suffix(4).compactMap { $0.header("range") }
                 #expect(resumedRanges.count == 4 && !resumedRanges.contains("bytes=0-0"), "\(resumedRanges)")
                 let sent = server.bodyBytesSent("/film.mkv")
-                #expect(sent <= body.count + 4 * (1 << 20) + 2, "server sent \(sent) for \(body.count) bytes")
+                #expect(sent <= body.count + (1 << 20) + 2, "server sent \(sent) for \(body.count) bytes")
                 #expect(try showJSON("Film", lib)["status"] as? String == "available")
             }
         }
