@@ -11,6 +11,8 @@ BUILD_PKGS += libvips-dev:/usr/include/vips/vips.h libpoppler-glib-dev:/usr/incl
 TEST_PKGS  := curl:/usr/bin/curl python3:/usr/bin/python3 openssl:/usr/bin/openssl
 # The service test checks the unit file with `systemd-analyze verify`.
 TEST_PKGS  += systemd:/usr/bin/systemd-analyze
+# The flush-order test reads the system calls of a download with strace.
+TEST_PKGS  += strace:/usr/bin/strace
 BENCH_PKGS := libvips-tools:/usr/bin/vips nginx-light:/usr/sbin/nginx aria2:/usr/bin/aria2c libarchive-tools:/usr/bin/bsdtar curl:/usr/bin/curl unzip:/usr/bin/unzip python3:/usr/bin/python3
 DEMO_PKGS  := python3:/usr/bin/python3
 # `make browser-test`: Debian's Chromium and its WebDriver.
