@@ -179,6 +179,9 @@ import Testing
                     let ranges = landed()
                     return ranges.count == 4 && ranges.allSatisfy { $0 >= 1 << 20 }
                 }
+                // Every range was saved just now, and the next save is a MiB of a range away (a second at
+                // this rate): killed 0.7 s on, the record lags the file by about 2.8 MiB in all.
+                usleep(700_000)
                 child.send(SIGKILL)
                 let killed = try await child.wait()
                 #expect(killed.signalled)

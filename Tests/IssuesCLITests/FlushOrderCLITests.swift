@@ -2,12 +2,15 @@ import Foundation
 import NewsstandTestSupport
 import Testing
 
+/// Installed by `make test-deps`; the suite is skipped without it.
+private let straceBinary = "/usr/bin/strace"
+
 /// The order of the system calls that make a placed asset survive a power cut, read from `strace` of the
 /// real binary: the flush of what was placed comes after the last move into the folder and before
 /// the first write of a record that says so; with `--no-fsync` there is none.
-@Suite(.timeLimit(.minutes(5)), .enabled(if: FileManager.default.isExecutableFile(atPath: FlushOrderCLITests.strace)))
+@Suite(.timeLimit(.minutes(5)), .enabled(if: FileManager.default.isExecutableFile(atPath: straceBinary)))
 struct FlushOrderCLITests {
-    static let strace = "/usr/bin/strace"
+    static let strace = straceBinary
 
     /// One system call, at the line of the trace where it returned.
     struct Call {
