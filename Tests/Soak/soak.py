@@ -120,6 +120,7 @@ class Soak:
         self.counts = dict(rounds=0, commands=0, kills=0, issues_verified=0, files_verified=0, failed_exits=0,
                            removals_finished=0)
         self.failures = []
+        self.killed = {}  # kills by subcommand
 
     # -- running issues
 
@@ -201,8 +202,9 @@ class Soak:
             cmd = [self.args.issues, args[0], "--library", self.lib, *args[1:]]
             p = subprocess.Popen(cmd, env=child_env(), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                  stderr=subprocess.PIPE, text=True)
-            # About half are killed, each at a moment of its own in its first seconds.
-            kill_at = time.monotonic() + self.rng.uniform(0.05, 4.0) if self.rng.random() < 0.55 else None
+            # Most are meant to be killed, each at a moment of its own in its first seconds (the quick ones
+            # often end first).
+            kill_at = time.monotonic() + self.rng.uniform(0.05, 3.0) if self.rng.random() < 0.7 else None
             running.append(dict(args=args, proc=p, kill_at=kill_at, killed=False))
             self.counts["commands"] += 1
         deadline = time.monotonic() + COMMAND_LIMIT
@@ -213,6 +215,7 @@ class Soak:
                     r["proc"].send_signal(signal.SIGKILL)
                     r["killed"], r["kill_at"] = True, None
                     self.counts["kills"] += 1
+                    self.killed[r["args"][0]] = self.killed.get(r["args"][0], 0) + 1
             if now > deadline:
                 for r in running:
                     if r["proc"].poll() is None:
@@ -308,8 +311,9 @@ class Soak:
         print(f"soak: {c['rounds']} rounds in {time.monotonic() - start:.0f} s (seed {self.args.seed}), "
               f"{c['commands']} commands, {c['kills']} killed with SIGKILL, {c['failed_exits']} exits of 1, "
               f"{c['removals_finished']} interrupted removals finished")
-        print(f"soak: {c['issues_verified']} available issues verified ({c['files_verified']} files by SHA-256), "
-              f"{len(self.failures)} failures")
+        print("soak: killed: " + ", ".join(f"{k} {n}" for k, n in sorted(self.killed.items())))
+        print(f"soak: {c['issues_verified']} available issues verified after the rounds (an issue once per round; "
+              f"{c['files_verified']} files by SHA-256), {len(self.failures)} failures")
         if self.failures:
             print(f"soak: FAILED; the work folder is kept: {self.work}")
             for failure in self.failures[:20]:
