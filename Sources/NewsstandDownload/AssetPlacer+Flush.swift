@@ -16,8 +16,11 @@ extension AssetPlacer {
     /// Chosen over an `fsync` of each file and folder by measurement (1,000 small files as in the bench's
     /// unpack row, medians of 3, 2026-11-26, a 2-core machine shared with three builds): on the ext4 disk,
     /// `syncfs` 0.52 s, writeback started on every file and then an `fsync` each 4.9 s, a plain `fsync`
-    /// each 13.6 s; on tmpfs (where the bench unpacks) 0 ms against 12–16 ms. Its cost is the file
-    /// system's other unwritten data too, which the catalog's batched commits already accept. Blocking.
+    /// each 13.6 s; on tmpfs (where the bench unpacks) 0 ms against 12–16 ms. On the bench's unpack row
+    /// (`--quick --runs 3`, release build, beside a soak run) it is lost in the noise on tmpfs (download with
+    /// unpack 169 ms, 165 ms with `--no-fsync`) and costs about a quarter second on ext4 (`--unpack-on-disk`:
+    /// 733 ms against 485 ms). Its cost is the file system's other unwritten data too, which the catalog's
+    /// batched commits already accept. Blocking.
     func flushUnpacked(_ folder: String) throws {
         guard flushes else { return }
         let fd = try POSIX.open(folder, O_RDONLY | O_DIRECTORY)
