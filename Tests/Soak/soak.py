@@ -27,6 +27,7 @@ import zipfile
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(REPO, "bench"))
+sys.dont_write_bytecode = True  # no __pycache__ left in bench/
 from harness import Nginx, child_env  # noqa: E402
 
 MiB = 1 << 20
