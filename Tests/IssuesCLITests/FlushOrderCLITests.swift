@@ -21,7 +21,7 @@ struct FlushOrderCLITests {
 
     /// Runs `issues download` (plus `extra`) under `strace -f -y` and returns its flushes, renames, links and
     /// writes, in the order they returned.
-    func tracedDownload(_ lib: URL, _ extra: [String]) throws -> [Call] {
+    func tracedDownload(_ lib: URL, _ extra: [String]) throws -> (calls: [Call], said: String) {
         let trace = lib.deletingLastPathComponent().appendingPathComponent("trace-\(UUID().uuidString).txt")
         defer { try? FileManager.default.removeItem(at: trace) }
         let r = try CommandRunner.run(
@@ -32,6 +32,7 @@ struct FlushOrderCLITests {
                 CommandRunner.issuesBinary, "download", "--library", lib.path, "--no-covers",
             ] + extra, environment: CommandRunner.environment())
         #expect(r.status == 0, "\(r.stderr)")
+        let said = "download said: \(r.stdout) \(r.stderr.suffix(2000))"
         var calls: [Call] = []
         var pending: [String: String] = [:]
         let lines = try String(contentsOf: trace, encoding: .utf8).split(separator: "\n").map(String.init)
@@ -48,7 +49,7 @@ struct FlushOrderCLITests {
                 calls.append(Call(line: index, name: String(rest.prefix { $0 != "(" }), text: rest))
             }
         }
-        return calls
+        return (calls, said + " (\(lines.count) lines traced)")
     }
 
     @Test func anUnpackedTreeIsFlushedBeforeItIsRecorded() async throws {
@@ -65,14 +66,15 @@ struct FlushOrderCLITests {
                 for flushing in [true, false] {
                     try await withTemporaryDirectory { folder in
                         let lib = folder.resolvingSymlinksInPath().appendingPathComponent("lib")
-                        _ = try CommandRunner.issues(
+                        let added = try CommandRunner.issues(
                             ["add", "Daily", "--date", "2026-11-20", "--asset", server.url("/issue.zip")], library: lib)
-                        let calls = try tracedDownload(lib, flushing ? [] : ["--no-fsync"])
+                        #expect(added.status == 0, "\(added.stderr)")
+                        let (calls, said) = try tracedDownload(lib, flushing ? [] : ["--no-fsync"])
                         let issueFolder = "\(lib.path)/Daily>"
                         let lastMove = try #require(
-                            calls.lastIndex { $0.name.hasPrefix("rename") && $0.text.contains("/.staging/") && $0.text.contains(issueFolder) })
+                            calls.lastIndex { $0.name.hasPrefix("rename") && $0.text.contains("/.staging/") && $0.text.contains(issueFolder) }, "\(said)")
                         let recorded = try #require(
-                            calls.firstIndex { $0.name == "write" && $0.text.contains("<\(lib.path)/") && $0.text.contains("unpacked") })
+                            calls.firstIndex { $0.name == "write" && $0.text.contains("<\(lib.path)/") && $0.text.contains("unpacked") }, "\(said)")
                         try #require(lastMove < recorded)
                         let flushes = calls[lastMove..<recorded].filter { $0.name == "syncfs" }
                         #expect(flushes.count == (flushing ? 1 : 0), "\(flushes.map(\.text))")
@@ -89,13 +91,14 @@ struct FlushOrderCLITests {
             for flushing in [true, false] {
                 try await withTemporaryDirectory { folder in
                     let lib = folder.resolvingSymlinksInPath().appendingPathComponent("lib")
-                    _ = try CommandRunner.issues(
+                    let added = try CommandRunner.issues(
                         ["add", "Plain", "--date", "2026-11-20", "--asset", server.url("/notes.txt")], library: lib)
-                    let calls = try tracedDownload(lib, flushing ? [] : ["--no-fsync"])
+                    #expect(added.status == 0, "\(added.stderr)")
+                    let (calls, said) = try tracedDownload(lib, flushing ? [] : ["--no-fsync"])
                     let placed = try #require(
-                        calls.lastIndex { $0.name.hasPrefix("link") && $0.text.contains(".done") && $0.text.contains("/Plain/notes.txt") })
+                        calls.lastIndex { $0.name.hasPrefix("link") && $0.text.contains(".done") && $0.text.contains("/Plain/notes.txt") }, "\(said)")
                     let recorded = try #require(
-                        calls.firstIndex { $0.name == "write" && $0.text.contains("<\(lib.path)/") && $0.text.contains("downloaded") })
+                        calls.firstIndex { $0.name == "write" && $0.text.contains("<\(lib.path)/") && $0.text.contains("downloaded") }, "\(said)")
                     try #require(placed < recorded)
                     let flushes = calls[placed..<recorded].filter {
                         $0.name == "fsync" && $0.text.hasPrefix("fsync(") && $0.text.contains("<\(lib.path)/Plain>")
