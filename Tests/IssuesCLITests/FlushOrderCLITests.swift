@@ -49,7 +49,8 @@ struct FlushOrderCLITests {
                 calls.append(Call(line: index, name: String(rest.prefix { $0 != "(" }), text: rest))
             }
         }
-        return (calls, said + " (\(lines.count) lines traced)")
+        let moves = lines.filter { $0.contains("link") || $0.contains("rename") }.prefix(12).joined(separator: "\n")
+        return (calls, said + " (\(lines.count) lines traced; moves:\n\(moves))")
     }
 
     @Test func anUnpackedTreeIsFlushedBeforeItIsRecorded() async throws {
