@@ -37,10 +37,10 @@ struct FlushOrderCLITests {
         var pending: [String: String] = [:]
         let lines = try String(contentsOf: trace, encoding: .utf8).split(separator: "\n").map(String.init)
         for (index, line) in lines.enumerated() {
-            // `PID call(...)`; the first process's lines may come without a PID.
-            let parts = line.split(separator: " ", maxSplits: 1).map(String.init)
+            // `PID call(...)`, the PID padded with spaces on both sides when it is short (` 5305  rename(`).
+            let parts = line.drop { $0 == " " }.split(separator: " ", maxSplits: 1).map(String.init)
             let numbered = parts.count == 2 && parts[0].allSatisfy(\.isNumber)
-            let (pid, rest) = numbered ? (parts[0], parts[1]) : ("", line)
+            let (pid, rest) = numbered ? (parts[0], String(parts[1].drop { $0 == " " })) : ("", line)
             if rest.hasSuffix("<unfinished ...>") {
                 pending[pid] = rest
             } else if rest.hasPrefix("<... "), let started = pending.removeValue(forKey: pid) {
