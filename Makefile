@@ -11,6 +11,8 @@ BUILD_PKGS += libvips-dev:/usr/include/vips/vips.h libpoppler-glib-dev:/usr/incl
 TEST_PKGS  := curl:/usr/bin/curl python3:/usr/bin/python3 openssl:/usr/bin/openssl
 # The service test checks the unit file with `systemd-analyze verify`.
 TEST_PKGS  += systemd:/usr/bin/systemd-analyze
+# The flush-order test reads the system calls of a download with strace.
+TEST_PKGS  += strace:/usr/bin/strace
 BENCH_PKGS := libvips-tools:/usr/bin/vips nginx-light:/usr/sbin/nginx aria2:/usr/bin/aria2c libarchive-tools:/usr/bin/bsdtar curl:/usr/bin/curl unzip:/usr/bin/unzip python3:/usr/bin/python3
 DEMO_PKGS  := python3:/usr/bin/python3
 # `make browser-test`: Debian's Chromium and its WebDriver.
@@ -50,7 +52,7 @@ COVER_SYMBOLS    := ' (vips|poppler|cairo|g|gdk|pango)_'
 # Where swift-argument-parser's generate-manual plugin writes the page.
 MANPAGE       := .build/plugins/GenerateManual/outputs/issues/issues.1
 
-.PHONY: all build release test bench demo docs tour tour-check deps browser-test api-test openapi bench-serve serve-py-deps test-deps bench-deps demo-deps clean package-check strict-check fuzz fuzz-smoke fuzz-build fuzz-replay
+.PHONY: all build release test bench demo docs tour tour-check soak deps browser-test api-test openapi bench-serve serve-py-deps test-deps bench-deps demo-deps clean package-check strict-check fuzz fuzz-smoke fuzz-build fuzz-replay
 
 all: build
 
@@ -139,6 +141,16 @@ test: test-deps
 
 bench: bench-deps release
 	python3 bench/bench.py
+
+# The kill -9 soak (Tests/Soak/soak.py): downloads (some segmented), unpacks, removals, syncs and prunes run
+# together against a private nginx for SOAK_SECONDS, random ones killed with SIGKILL; after each round the
+# library is resumed, every available issue's files are checked by SHA-256 and `issues verify` must be clean.
+# Opt-in: not part of `make test` nor of CI. SOAK_SEED repeats a run.
+SOAK_SECONDS ?= 600
+.PHONY: soak
+soak: test-deps bench-deps
+	$(SWIFT) build --product issues
+	SOAK_SECONDS=$(SOAK_SECONDS) python3 Tests/Soak/soak.py --issues .build/debug/issues
 
 # The scheduler's simulated week at the issue's size: 1,000 feeds (`make test` runs 100).
 .PHONY: schedule-week

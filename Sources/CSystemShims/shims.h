@@ -74,6 +74,18 @@ static inline int newsstand_syncfs(int fd) {
     return 0;
 #endif
 }
+/// The first hole at or after `offset` in the file of `fd` (lseek(2) with SEEK_HOLE; the end of the file
+/// where the file system keeps no holes), or -1 with errno set (ENXIO: `offset` is at or past the end).
+static inline long long newsstand_seek_hole(int fd, long long offset) {
+#ifdef SEEK_HOLE
+    return (long long)lseek(fd, (off_t)offset, SEEK_HOLE);
+#else
+    (void)fd; (void)offset;
+    errno = EINVAL;
+    return -1;
+#endif
+}
+
 /// An exclusive (write) lock of the one byte at `offset`, for fcntl.
 static inline struct flock newsstand_write_lock_of_byte(long long offset) {
     struct flock lock = {0};

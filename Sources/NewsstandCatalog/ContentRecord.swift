@@ -10,10 +10,9 @@ import NewsstandArchive
 ///  "version":1}
 /// ```
 /// Kept out of the issue records on purpose: an archive of 10,000 files would blow a bucket's size,
-/// and every later change of the issue would rewrite the list. Written without `fsync` (one write per
-/// placement, so unpacking stays as fast as before): a record lost to a power cut only means `verify`
-/// checks that asset's folder, not each of its files. Plain files need no record: the issue's own
-/// record has their name, size and checksum.
+/// and every later change of the issue would rewrite the list. Written without an `fsync` of its own: the
+/// download run flushes it with the unpacked tree (one `syncfs`) before recording the asset as unpacked,
+/// unless `--no-fsync`. Plain files need no record: the issue's own record has their name, size and checksum.
 package struct ContentRecord: Sendable, Hashable {
     static let version: Int64 = 1
 

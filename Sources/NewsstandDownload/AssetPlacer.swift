@@ -23,6 +23,8 @@ struct AssetPlacer: Sendable {
     let layout: LibraryLayout
     let catalog: Catalog
     let unpackLimits: UnpackLimits
+    /// Whether what is placed is flushed to disk before the catalog records it (off with `--no-fsync`).
+    var flushes = true
 
     /// Unpacks the asset's finished archive through its staging folder into the issue's content folder,
     /// and writes the content record that `verify` checks the folder against.
@@ -50,8 +52,13 @@ struct AssetPlacer: Sendable {
                 // Before the commit, so that an unpacked asset always has it (a crash before the commit redoes
                 // the unpack and rewrites it).
                 try ContentRecord(assetID: target.assetID, entries: summary.placed).write(layout: layout)
-                guard keepingArchive else { return nil }
-                return try place(completed, named: FileNaming.name(for: asset, contentDisposition: record?.contentDisposition), target: target, record: record, url: asset.url)
+                let kept =
+                    keepingArchive
+                    ? try place(
+                        completed, named: FileNaming.name(for: asset, contentDisposition: record?.contentDisposition),
+                        target: target, record: record, url: asset.url) : nil
+                try flushUnpacked(content)
+                return kept
             }
         } catch let error as ArchiveError {
             try? TreeRemover.remove(staging)
@@ -76,9 +83,13 @@ struct AssetPlacer: Sendable {
             target.fileStem.map { FileNaming.filedName(stem: $0, for: asset, contentType: record?.contentType) }
             ?? FileNaming.name(for: asset, contentDisposition: record?.contentDisposition)
         return try whileListed(target) {
+            let folder = layout.contentFolder(target.folderName)
+            let folderIsNew = !POSIX.exists(folder)
             try IssueContent.makeFolders(target.folderName, layout: layout)
-            return try place(
+            let placed = try place(
                 layout.completedFile(target.assetID), named: name, target: target, record: record, url: asset.url)
+            try flushPlaced(in: folder, folderIsNew: folderIsNew)
+            return placed
         }
     }
 

@@ -87,7 +87,7 @@ package final class DownloadRun: Sendable {
         self.catalog = catalog
         self.engine = engine
         self.options = options
-        self.placer = AssetPlacer(layout: layout, catalog: catalog, unpackLimits: unpackLimits)
+        self.placer = AssetPlacer(layout: layout, catalog: catalog, unpackLimits: unpackLimits, flushes: syncDownloads)
         self.spares = RecordSpares(layout: layout)
         self.syncDownloads = syncDownloads
         self.hooks = hooks
@@ -416,10 +416,13 @@ package final class DownloadRun: Sendable {
         let target = AssetPlacer.Target(
             assetID: id, issueName: item.issueName, folderName: item.folderName, fileStem: item.fileStem)
         var asset = asset
-        // A crash after a kept archive was merged and placed, before the `unpacked` commit: finish the commit.
+        let folder = layout.contentFolder(item.folderName)
+        // A crash after a kept archive was merged and placed, before the `unpacked` commit: finish the commit,
+        // after the flush that crash may have cut short (a folder gone is a removal, which the commit finds).
         if asset.unpack, asset.isArchive == true, let placed = record?.placedAs,
             placer.alreadyPlaced(record, id: id, folder: item.folderName)
         {
+            try await runBlocking { if POSIX.exists(folder) { try placer.flushUnpacked(folder) } }
             asset.state = .unpacked
             asset.fileName = placed
             asset.error = nil
@@ -453,6 +456,8 @@ package final class DownloadRun: Sendable {
         // A plain file (or an archive kept whole).
         let name: String
         if let placed = record?.placedAs, placer.alreadyPlaced(record, id: id, folder: item.folderName) {
+            // Placed by a run that crashed, perhaps before its flush.
+            try await runBlocking { if POSIX.exists(folder) { try placer.flushPlaced(in: folder, folderIsNew: true) } }
             name = placed
         } else {
             let plain = asset

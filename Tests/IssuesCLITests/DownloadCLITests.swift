@@ -154,7 +154,8 @@ import Testing
     }
 
     /// kill -9 with four ranges in flight: `resume` (without `--segments`) continues each range where its
-    /// saved bytes end, and fetches again at most about a MiB per range.
+    /// bytes on disk end (not where the record last saved them), and fetches again at most a MiB in all:
+    /// the bytes that were on their way (a tenth of a second per connection at this rate) and the probes.
     @Test func killNineWithSegmentsInFlightThenResumeContinuesEveryRange() async throws {
         try await withTestServer { server in
             let body = patternBytes(count: 16 << 20, seed: 43)
@@ -178,6 +179,9 @@ import Testing
                     let ranges = landed()
                     return ranges.count == 4 && ranges.allSatisfy { $0 >= 1 << 20 }
                 }
+                // Every range was saved just now, and the next save is a MiB of a range away (a second at
+                // this rate): killed 0.7 s on, the record lags the file by about 2.8 MiB in all.
+                usleep(700_000)
                 child.send(SIGKILL)
                 let killed = try await child.wait()
                 #expect(killed.signalled)
@@ -194,7 +198,7 @@ import Testing
                 let resumedRanges = server.requests("/film.mkv").suffix(4).compactMap { $0.header("range") }
                 #expect(resumedRanges.count == 4 && !resumedRanges.contains("bytes=0-0"), "\(resumedRanges)")
                 let sent = server.bodyBytesSent("/film.mkv")
-                #expect(sent <= body.count + 4 * (1 << 20) + 2, "server sent \(sent) for \(body.count) bytes")
+                #expect(sent <= body.count + (1 << 20) + 2, "server sent \(sent) for \(body.count) bytes")
                 #expect(try showJSON("Film", lib)["status"] as? String == "available")
             }
         }

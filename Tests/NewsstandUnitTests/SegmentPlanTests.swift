@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import NewsstandTestSupport
 
 @testable import Newsstand
 @testable import NewsstandCore
@@ -125,5 +126,52 @@ import Testing
         tracker.landed(1...2, at: (9 << 20) + 4096)
         #expect(tracker.segment(2).next == (9 << 20) + 4096)
         #expect(!FileManager.default.fileExists(atPath: job.recordPath))
+    }
+
+    /// After a `kill -9` the record lags the file: a resume moves each range on to the last byte its
+    /// transfers wrote, never past the range, never into bytes it cannot tell from a hole (zeros).
+    @Test func aResumedPlanContinuesAfterTheBytesOnDisk() throws {
+        let mib: Int64 = 1 << 20
+        var plan = SegmentPlan(total: 16 * mib, validator: "\"e\"", count: 4)
+        #expect(plan.segments.map(\.start) == [0, 4 * mib, 8 * mib, 12 * mib])
+        plan.segments[0].next = 512 << 10
+        plan.segments[3].next = 12 * mib + 100_000
+        let ones = { (count: Int64) in Data(repeating: 0xA5, count: Int(count)) }
+        try withTemporaryDirectorySync { folder in
+            let path = folder.appendingPathComponent("a.part").path
+            #expect(FileManager.default.createFile(atPath: path, contents: nil))
+            let file = try #require(FileHandle(forWritingAtPath: path))
+            func write(_ data: Data, at offset: Int64) throws {
+                try file.seek(toOffset: UInt64(offset))
+                try file.write(contentsOf: data)
+            }
+            try write(ones(mib + 1000), at: 0)  // range 0: 1000 bytes past a MiB, saved at 512 KiB
+            try write(ones(4 * mib - 10), at: 4 * mib)  // range 1: all but 10 bytes, none saved
+            try write(ones(5000), at: 8 * mib)  // range 2: 5000 bytes, beside range 1's
+            // Range 3: its last 5,000 bytes written are zeros, which cannot be told from a hole.
+            try write(ones(195_000) + Data(count: 5000), at: 12 * mib + 100_000)
+            try file.close()
+            let resumed = plan.advancedToBytesOnDisk(in: path)
+            #expect(
+                resumed.segments.map(\.next) == [mib + 1000, 8 * mib - 10, 8 * mib + 5000, 12 * mib + 295_000])
+            #expect(resumed.isConsistent(fileSize: 12 * mib + 300_000))
+        }
+    }
+
+    /// Zeros written past a range's bytes (a file system without holes reads a hole as allocated zeros) move
+    /// no cursor: the record's stays.
+    @Test func zerosAfterARangesBytesMoveNoCursor() throws {
+        let mib: Int64 = 1 << 20
+        var plan = SegmentPlan(total: 8 * mib, validator: "\"e\"", count: 2)
+        plan.segments[0].next = 512 << 10
+        try withTemporaryDirectorySync { folder in
+            let path = folder.appendingPathComponent("a.part").path
+            var bytes = Data(repeating: 0x5A, count: Int(mib))
+            bytes.append(Data(count: Int(3 * mib)))  // allocated zeros up to the range's end
+            #expect(FileManager.default.createFile(atPath: path, contents: bytes))
+            #expect(plan.advancedToBytesOnDisk(in: path).segments.map(\.next) == [512 << 10, 4 * mib])
+            // No file: the plan as saved.
+            #expect(plan.advancedToBytesOnDisk(in: path + ".missing") == plan)
+        }
     }
 }

@@ -154,7 +154,7 @@ struct DownloadRunOptions: ParsableArguments {
     @Flag(
         name: .long,
         help: ArgumentHelp(
-            "Do not flush finished files to disk before recording them as downloaded.",
+            "Do not flush finished files and unpacked trees to disk before recording them.",
             discussion: "Faster on slow disks; a power cut (not a crash or kill -9) may then lose recent downloads."))
     var noFsync = false
 
