@@ -12,21 +12,35 @@ struct FeedContext {
     func text(_ text: String?) -> String? {
         guard let text else { return nil }
         let cap = max(0, limits.maxFieldBytes)
-        var out = ""
+        // Built as UTF-8 bytes, and ASCII judged without Unicode's property tables: an 8 MB feed's 2,000
+        // descriptions went through here at 0.45 s of a 0.8 s sync when every scalar was looked up.
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(min(text.utf8.count, cap + 64))
         var pendingSpace = false
         for scalar in text.unicodeScalars {
-            if scalar.properties.isWhitespace || scalar.properties.generalCategory == .control {
-                pendingSpace = !out.isEmpty
+            let value = scalar.value
+            // In ASCII, whitespace and control characters are exactly 0x00–0x20 and 0x7F.
+            let isSpace =
+                value < 0x80
+                ? value <= 0x20 || value == 0x7F
+                : scalar.properties.isWhitespace || scalar.properties.generalCategory == .control
+            if isSpace {
+                pendingSpace = !bytes.isEmpty
                 continue
             }
             if pendingSpace {
-                out.append(" ")
+                bytes.append(0x20)
                 pendingSpace = false
             }
-            out.unicodeScalars.append(scalar)
+            if value < 0x80 {
+                bytes.append(UInt8(value))
+            } else {
+                bytes.append(contentsOf: UTF8.encode(scalar).map(Array.init) ?? [])
+            }
             // Read a little past the cap, so that the character straddling it is seen whole (and dropped).
-            if out.utf8.count > cap + 64 { break }
+            if bytes.count > cap + 64 { break }
         }
+        var out = String(decoding: bytes, as: UTF8.self)
         if out.utf8.count > cap {
             var kept = 0
             var end = out.startIndex

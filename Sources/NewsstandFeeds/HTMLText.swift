@@ -4,26 +4,28 @@
 /// Works on Unicode scalars: as characters, "<" followed by a combining mark would not be "<".
 enum HTMLText {
     static func plain(_ html: String) -> String {
-        var out = String.UnicodeScalarView()
+        // Over UTF-8 bytes: `<` and `>` are ASCII and never part of a longer character's bytes.
+        var out: [UInt8] = []
+        out.reserveCapacity(html.utf8.count)
         var inTag = false
-        var tag = String.UnicodeScalarView()
-        for scalar in html.unicodeScalars {
+        var tag: [UInt8] = []
+        for byte in html.utf8 {
             if inTag {
-                tag.append(scalar)
-                if scalar == ">" {
+                tag.append(byte)
+                if byte == UInt8(ascii: ">") {
                     inTag = false
-                    tag = String.UnicodeScalarView()
-                    out.append(" ")  // a tag between two words separates them; runs of spaces collapse later
+                    tag.removeAll(keepingCapacity: true)
+                    out.append(0x20)  // a tag between two words separates them; runs of spaces collapse later
                 }
-            } else if scalar == "<" {
+            } else if byte == UInt8(ascii: "<") {
                 inTag = true
-                tag.append(scalar)
+                tag.append(byte)
             } else {
-                out.append(scalar)
+                out.append(byte)
             }
         }
         out.append(contentsOf: tag)  // an unclosed "<…" is text
-        return decodeEntities(String(out))
+        return decodeEntities(String(decoding: out, as: UTF8.self))
     }
 
     /// Replaces `&lt;`, `&gt;`, `&amp;`, `&quot;`, HTML's named references, `&#N;` and `&#xH;`.
