@@ -37,6 +37,8 @@ import Testing
             }
             // The tree as committed, plus the working copy's release files (what this test checks).
             #expect(try CommandRunner.run("/usr/bin/env", ["git", "clone", "-q", root.path, clone]).status == 0)
+            // A released tree carries its own tag, which the clone copies: the test tags afresh.
+            _ = try git(["tag", "-d", NewsstandInfo.version])
             for file in ["CHANGELOG.md", "Release/release-tag.sh", "Release/version.sh", "Sources/NewsstandCore/NewsstandInfo.swift"] {
                 let data = try Data(contentsOf: root.appendingPathComponent(file))
                 try data.write(to: URL(fileURLWithPath: clone + "/" + file))
