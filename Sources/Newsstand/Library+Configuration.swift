@@ -3,6 +3,7 @@ import Foundation
 import NewsstandCore
 import NewsstandArchive
 import NewsstandDownload
+import Synchronization
 
 extension Library {
     /// How a library downloads and unpacks.
@@ -111,6 +112,19 @@ extension Library {
 }
 
 extension Library {
+    /// Replaces how the library downloads and unpacks, for everything started from now on (a service's
+    /// SIGHUP after its config file changed): proxies, trust, headers, limits, the filing template.
+    ///
+    /// Transfers and feed fetches in flight finish on the engine they started with; the next one starts a
+    /// new engine with the new settings. The old engine is shut down with the library.
+    public func reconfigure(_ configuration: Configuration) {
+        settings.withLock { $0 = configuration }
+        if let engine {
+            retiredEngines.append(engine)
+            self.engine = nil
+        }
+    }
+
     /// The environment the engine reads proxies from: the process's, with the configuration's default proxy
     /// where it names none.
     static func environment(_ environment: [String: String], with configuration: Configuration) -> [String: String] {

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import NewsstandCore
+import Synchronization
 import NewsstandCatalog
 import NewsstandDownload
 
@@ -17,8 +18,11 @@ import NewsstandDownload
 public actor Library {
     /// The library folder.
     public nonisolated let rootURL: URL
-    /// How downloads and unpacking behave.
-    public nonisolated let configuration: Configuration
+    /// How downloads and unpacking behave; ``reconfigure(_:)`` replaces it (a service's SIGHUP).
+    public nonisolated var configuration: Configuration { settings.withLock { $0 } }
+    /// Behind a lock rather than the actor, so that synchronous readers (the covers, the sync's filing)
+    /// keep reading it without a hop.
+    nonisolated let settings: Mutex<Configuration>
     /// Package access: the server (NewsstandServer) pages through the catalog's index and serves files by
     /// the layout's paths, without going through the actor for every read.
     package nonisolated let layout: LibraryLayout
@@ -35,13 +39,16 @@ public actor Library {
     var activeRuns: [ObjectIdentifier: DownloadRun] = [:]
     /// The HTTP engine, created on the first download (catalog commands never start event loops).
     var engine: DownloadEngine?
+    /// Engines a ``reconfigure(_:)`` replaced while transfers or feed fetches may still use them: shut down
+    /// with the library.
+    var retiredEngines: [DownloadEngine] = []
     /// Catalog changes waiting for the next group commit.
     var queuedChanges: [QueuedChange] = []
     var isFlushing = false
 
     private init(rootURL: URL, configuration: Configuration, logger: Logger, catalog: Catalog, wake: EventWake) {
         self.rootURL = rootURL
-        self.configuration = configuration
+        self.settings = Mutex(configuration)
         self.layout = catalog.layout
         self.catalog = catalog
         self.logger = logger
@@ -156,10 +163,10 @@ public actor Library {
         for task in running { task.cancel() }
         for task in running { _ = await task.value }
         await delivery.drain()
-        if let engine {
-            self.engine = nil
-            try await engine.shutdown()
-        }
+        let engines = (engine.map { [$0] } ?? []) + retiredEngines
+        engine = nil
+        retiredEngines = []
+        for engine in engines { try await engine.shutdown() }
         logger.debug("library shut down", metadata: ["library": "\(layout.root)"])
     }
 

@@ -57,7 +57,7 @@ public actor Scheduler {
 
     private let library: Library
     private let clock: any SchedulerClock
-    private let options: Options
+    private var options: Options
     private let onEvent: @Sendable (SchedulerEvent) -> Void
     private var slots: HostSlots
     private var pending: [Job: Pending] = [:]
@@ -81,6 +81,13 @@ public actor Scheduler {
     public func reload() {
         reloadRequested = true
         continuation?.yield(.reload)
+    }
+
+    /// Downloads started from now on use `download` (a reloaded configuration's rate, segments and so on);
+    /// each job still downloads one asset at a time.
+    public func reconfigure(download: DownloadOptions) {
+        options.download = download
+        options.download.jobs = 1
     }
 
     /// Returns once the scheduler's actor runs this: the watchdog's proof that it is not wedged.

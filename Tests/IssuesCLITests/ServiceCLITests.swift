@@ -130,4 +130,67 @@ import Testing
             }
         }
     }
+
+    /// SIGHUP reads the config file again: downloads started after it send the new headers and file new issues
+    /// by the new template, and a broken file is logged and changes nothing (the service keeps running).
+    @Test func sighupReadsTheConfigFileAgainForWhatStartsLater() async throws {
+        try await withTestServer { server in
+            server.serve("/A.mp3", bytes: patternBytes(count: 1000), contentType: "audio/mpeg")
+            server.serve("/B.mp3", bytes: patternBytes(count: 2000), contentType: "audio/mpeg")
+            server.serve("/feed.xml", bytes: feed(server, items: [("A", "Mon, 23 Nov 2026 10:00:00 GMT")]))
+            try await withTemporaryDirectory { folder in
+                let library = folder.appendingPathComponent("library")
+                let config = library.appendingPathComponent("config.json")
+                try FileManager.default.createDirectory(at: library, withIntermediateDirectories: true)
+                try Data(#"{"headers": {"127.0.0.1": {"X-Edition": "one"}}}"#.utf8).write(to: config)
+                var r = try run(["subscribe", "--initial", "0", server.url("/feed.xml")], library)
+                #expect(r.status == 0, "\(r.stderr)")
+                server.serve(
+                    "/feed.xml",
+                    bytes: feed(server, items: [("First", "Tue, 24 Nov 2026 10:00:00 GMT"), ("A", "Mon, 23 Nov 2026 10:00:00 GMT")]))
+                server.serve("/First.mp3", bytes: patternBytes(count: 1000), contentType: "audio/mpeg")
+                try makeDue(library)
+
+                let service = try startService(library)
+                try await waitUntil("the first issue downloaded", timeout: .seconds(30)) {
+                    service.stderrSoFar.contains("downloaded \"First\"")
+                }
+                #expect(server.requests("/First.mp3").last?.header("X-Edition") == "one", "\(service.stderrSoFar)")
+
+                // A broken file: logged, and nothing changes.
+                try Data(#"{"headers": "#.utf8).write(to: config)
+                service.send(SIGHUP)
+                try await waitUntil("the broken file reported", timeout: .seconds(20)) {
+                    service.stderrSoFar.contains("the config file was not reloaded")
+                }
+
+                try Data(
+                    #"{"headers": {"127.0.0.1": {"X-Edition": "two"}}, "layout-template": "{publication}/{title}.{ext}"}"#
+                        .utf8
+                ).write(to: config)
+                server.serve(
+                    "/feed.xml",
+                    bytes: feed(
+                        server,
+                        items: [
+                            ("B", "Wed, 25 Nov 2026 10:00:00 GMT"), ("First", "Tue, 24 Nov 2026 10:00:00 GMT"),
+                            ("A", "Mon, 23 Nov 2026 10:00:00 GMT"),
+                        ]))
+                try makeDue(library)
+                service.send(SIGHUP)
+                try await waitUntil("the new issue downloaded", timeout: .seconds(30)) {
+                    service.stderrSoFar.contains("downloaded \"B\"")
+                }
+                #expect(server.requests("/B.mp3").last?.header("X-Edition") == "two", "\(service.stderrSoFar)")
+                #expect(
+                    FileManager.default.fileExists(atPath: library.appendingPathComponent("Service Cast/B.mp3").path),
+                    "filed by the reloaded template: \(service.stderrSoFar)")
+                service.send(SIGTERM)
+                let stopped = try await service.wait(timeout: .seconds(20))
+                #expect(stopped.status == 0, "\(stopped.stderr)")
+                r = try run(["show", "--json", "B"], library)
+                #expect(r.stdout.contains("\"status\":\"available\""), "\(r.stdout)")
+            }
+        }
+    }
 }

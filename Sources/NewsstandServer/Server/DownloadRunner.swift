@@ -9,13 +9,14 @@ import Synchronization
 /// `issues resume`).
 final class DownloadRunner: Service, Sendable {
     private let library: Library
-    private let options: DownloadOptions
+    /// Replaced by ``reconfigure(download:)`` (a service's SIGHUP): downloads started later use the new one.
+    private let options: Mutex<DownloadOptions>
     private let logger: Logger
     private let tasks = Mutex<[UUID: Task<Void, Never>]>([:])
 
     init(library: Library, options: DownloadOptions, logger: Logger) {
         self.library = library
-        self.options = options
+        self.options = Mutex(options)
         self.logger = logger
     }
 
@@ -23,7 +24,7 @@ final class DownloadRunner: Service, Sendable {
     func download(_ names: [String]) {
         guard !names.isEmpty else { return }
         let library = self.library
-        let options = self.options
+        let options = self.options.withLock { $0 }
         let logger = self.logger
         start {
             do {
@@ -32,6 +33,10 @@ final class DownloadRunner: Service, Sendable {
                 logger.warning("download failed", metadata: ["issues": "\(names)", "error": "\(error)"])
             }
         }
+    }
+
+    func reconfigure(download: DownloadOptions) {
+        options.withLock { $0 = download }
     }
 
     /// Runs `work` in the background; it is cancelled when the server stops.

@@ -35,6 +35,11 @@ public struct IssuesServer: Sendable {
         state = ServerState(library: library, policy: policy, downloads: downloads, logger: logger)
     }
 
+    /// Downloads the pages start from now on use `download` (a service's SIGHUP after its config changed).
+    public func reconfigure(download: DownloadOptions) {
+        state.downloads.reconfigure(download: download)
+    }
+
     /// Whether requests need the access token (the server listens beyond loopback).
     public var needsToken: Bool { state.policy.accessToken != nil }
 

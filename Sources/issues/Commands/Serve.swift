@@ -21,7 +21,8 @@ struct Serve: AsyncParsableCommand {
             `Authorization: Bearer TOKEN` or through the login page.
 
             SIGINT or SIGTERM checkpoints what is in flight and exits 0 (downloads keep their partial files for \
-            the next start); SIGHUP re-reads the hooks and the subscriptions' plans.
+            the next start); SIGHUP re-reads the config files (proxies, trust, headers, rate, segments, the filing \
+            template: for what starts from then on), the hooks and the subscriptions' plans.
             """)
 
     @OptionGroup var libraryOptions: LibraryOptions
@@ -47,15 +48,21 @@ struct Serve: AsyncParsableCommand {
 
     func run() async throws {
         let (library, downloadOptions) = try await libraryOptions.openForDownloads(run, tls)
-        let resident = try await ResidentService.start(
-            library: library, logFormat: logFormat, verbosity: libraryOptions.verbose, download: downloadOptions,
-            waitingFor: noHTTP ? [] : ["http"])
-        var services = resident.services
+        var server: IssuesServer?
         if !noHTTP {
             var options = try ServeOptions(listen: listen)
             options.downloadOptions = downloadOptions
-            let server = try IssuesServer(
+            server = try IssuesServer(
                 library: library, options: options, logger: Terminal.logger(verbosity: libraryOptions.verbose))
+        }
+        let (libraryOptions, run, tls, web) = (self.libraryOptions, self.run, self.tls, server)
+        let resident = try await ResidentService.start(
+            library: library, logFormat: logFormat, verbosity: libraryOptions.verbose, download: downloadOptions,
+            waitingFor: noHTTP ? [] : ["http"], reread: { try libraryOptions.downloadSettings(run, tls) },
+            onDownloadOptions: { web?.reconfigure(download: $0) })
+        var services = resident.services
+        if let server {
+            let options = try ServeOptions(listen: listen)
             if let token = server.newToken {
                 Terminal.error("access token (shown once; kept 0600 in the library's .serve-token): \(token)")
             }

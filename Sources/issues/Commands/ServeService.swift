@@ -17,9 +17,13 @@ struct ResidentService {
     ///   - parts: What must be up before `READY=1` besides the scheduler (`http` with the web server).
     ///   - download: How the scheduler downloads new issues (each job one asset at a time, under the
     ///     per-host rule).
+    ///   - reread: The configuration and download options read again from the config files (SIGHUP).
+    ///   - onDownloadOptions: Hands reread download options to the web server's downloads.
     static func start(
         library: Library, logFormat: ServiceLogHandler.Format, verbosity: Int, download: DownloadOptions,
-        waitingFor parts: Set<String>
+        waitingFor parts: Set<String>,
+        reread: @escaping @Sendable () throws -> (Library.Configuration, DownloadOptions),
+        onDownloadOptions: @escaping @Sendable (DownloadOptions) -> Void
     ) async throws -> ResidentService {
         let lock = try await ServiceLock.acquire(for: library)
         var logger = Logger(label: "issues") { _ in ServiceLogHandler(format: logFormat) }
@@ -42,7 +46,16 @@ struct ResidentService {
             WatchdogService(notifier: notifier, scheduler: scheduler),
             EventWatchService(library: library, scheduler: scheduler),
             ReloadService(scheduler: scheduler) {
-                log.info("SIGHUP: reading the hooks and the subscriptions' plans again")
+                log.info("SIGHUP: reading the config file, the hooks and the subscriptions' plans again")
+                // A bad file keeps every setting as it was: a typo must not stop a running service.
+                do {
+                    let (configuration, download) = try reread()
+                    await library.reconfigure(configuration)
+                    await scheduler.reconfigure(download: download)
+                    onDownloadOptions(download)
+                } catch {
+                    log.error("the config file was not reloaded, the settings stay as they were: \(error)")
+                }
                 do {
                     try await library.reloadHooks()
                 } catch {

@@ -48,9 +48,15 @@ struct LibraryOptions: ParsableArguments {
     /// - Returns: The library and the options of its download runs.
     /// - Throws: `.invalidConfiguration` naming a bad config file and line, or what opening throws.
     func openForDownloads(_ run: DownloadRunOptions, _ tls: TLSOptions) async throws -> (Library, DownloadOptions) {
+        let (configuration, download) = try downloadSettings(run, tls)
+        return (try await open(configuration: configuration), download)
+    }
+
+    /// The library's configuration and the download options: the command line over the config files. A
+    /// service reads them again on SIGHUP.
+    func downloadSettings(_ run: DownloadRunOptions, _ tls: TLSOptions) throws -> (Library.Configuration, DownloadOptions) {
         let settings = try Settings.load(library: resolvedURL()).overridden(by: run, tls: tls)
-        let library = try await open(configuration: settings.applied(to: run.configuration))
-        return (library, settings.downloadOptions(run))
+        return (settings.applied(to: run.configuration), settings.downloadOptions(run))
     }
 
     /// Opens the library. Read-only commands pass `create: false`, so a mistyped `--library` is an error
