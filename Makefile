@@ -152,11 +152,13 @@ soak: test-deps bench-deps
 	$(SWIFT) build --product issues
 	SOAK_SECONDS=$(SOAK_SECONDS) python3 Tests/Soak/soak.py --issues .build/debug/issues
 
-# The scheduler's simulated week at the issue's size: 1,000 feeds (`make test` runs 100).
+# The scheduler's simulated week at the issue's size, 1,000 feeds (`make test` runs 100), and the service
+# killed with SIGKILL at 50 random points (`make test`: 6; ISSUES_KILL_SEED repeats a run).
 .PHONY: schedule-week
 schedule-week: test-deps
 	$(SWIFT) build --build-tests $(IMPORT_CHECK)
 	ISSUES_SCHEDULE_FEEDS=1000 $(SWIFT) test --skip-build --filter SimulatedWeekTests
+	ISSUES_SERVICE_KILLS=50 $(SWIFT) test --skip-build --filter ServiceKillCLITests
 
 demo: demo-deps
 	$(SWIFT) build --product issues

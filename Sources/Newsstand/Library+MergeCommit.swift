@@ -11,10 +11,11 @@ extension Library {
     /// Must run holding the catalog's lock.
     /// - Parameters:
     ///   - defaultTemplate: How new issues are filed when the subscription names no template.
+    ///   - queueingDownloads: Put the new issues' assets in the saved list of pending downloads.
     ///   - events: Subscription events to announce with the subscription's record (written then).
     static func commit(
         _ merge: FeedMerge, catalog: Catalog, store: SubscriptionStore, alwaysWrite: Bool = false,
-        defaultTemplate: LayoutTemplate? = nil, announcing events: [CatalogEvent] = []
+        defaultTemplate: LayoutTemplate? = nil, queueingDownloads: Bool = false, announcing events: [CatalogEvent] = []
     ) throws -> SyncReport {
         var merged = merge.subscription
         var report = SyncReport(subscription: merged.name, outcome: .updated)
@@ -43,6 +44,11 @@ extension Library {
                             template: merged.template ?? defaultTemplate, in: &changes)
                         owned.insert(name)
                         added.append((addition.itemIndex, name))
+                        // Queued in the commit that adds the issue: a kill before its download starts leaves it in
+                        // the saved list, not added and never fetched.
+                        if queueingDownloads, let issue = try changes.issue(named: name) {
+                            for asset in issue.assets where !asset.isComplete { changes.markPending(asset.id, issueNamed: name) }
+                        }
                     } catch let error as NewsstandError {
                         notes.append("item \(item.id.debugDescription) was not added: \(error.message)")
                     }

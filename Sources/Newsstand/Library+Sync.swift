@@ -22,6 +22,9 @@ extension Library {
     /// - Parameters:
     ///   - names: Subscription names, or nil for every subscription that is not paused.
     ///   - backfill: Also add items seen before that never became issues (older than the initial choice).
+    ///   - queueingDownloads: Whether the new issues of a subscription that downloads automatically are put in
+    ///     the saved list of pending downloads in the commit that adds them, so that a process killed before
+    ///     their download leaves them to the next `resume` or service start (false for `sync --no-download`).
     ///   - concurrency: How many feeds are fetched at once.
     ///   - isolation: Where `body` runs; the caller's actor by default.
     ///   - body: Reads the reports; by default it reads them all.
@@ -29,7 +32,7 @@ extension Library {
     /// - Throws: `.subscriptionNotFound` for an unknown name, before anything is fetched; what `body` throws.
     @discardableResult
     public func sync(
-        _ names: [String]? = nil, backfill: Bool = false, concurrency: Int = 8,
+        _ names: [String]? = nil, backfill: Bool = false, queueingDownloads: Bool = true, concurrency: Int = 8,
         isolation: isolated (any Actor)? = #isolation,
         _ body: (AsyncStream<SyncReport>) async throws -> Void = { for await _ in $0 {} }
     ) async throws -> [SyncReport] {
@@ -59,13 +62,17 @@ extension Library {
                     var next = chosen.makeIterator()
                     for _ in 0..<max(1, concurrency) {
                         guard let subscription = next.next() else { break }
-                        group.addTask { await self.refresh(subscription, backfill: backfill) }
+                        group.addTask {
+                            await self.refresh(subscription, backfill: backfill, queueingDownloads: queueingDownloads)
+                        }
                     }
                     while let report = await group.next() {
                         all.append(report)
                         continuation.yield(report)
                         if !Task.isCancelled, let subscription = next.next() {
-                            group.addTask { await self.refresh(subscription, backfill: backfill) }
+                            group.addTask {
+                            await self.refresh(subscription, backfill: backfill, queueingDownloads: queueingDownloads)
+                        }
                         }
                     }
                     return all
@@ -85,10 +92,13 @@ extension Library {
 
     /// Refreshes one subscription; never throws (the report says what failed). `now` is when the check
     /// counts as made (the scheduler's clock; the wall clock otherwise).
-    func refresh(_ subscription: Subscription, backfill: Bool, now: Date = Date()) async -> SyncReport {
+    func refresh(
+        _ subscription: Subscription, backfill: Bool, queueingDownloads: Bool = true, now: Date = Date()
+    ) async -> SyncReport {
         var report = SyncReport(subscription: subscription.name, outcome: .unchanged)
         do {
-            report = try await refreshOrThrow(subscription, backfill: backfill, now: now)
+            report = try await refreshOrThrow(
+                subscription, backfill: backfill, queueingDownloads: queueingDownloads, now: now)
             if !report.addedIssues.isEmpty { report.prunedIssues = try await applyKeep(of: subscription.id) }
         } catch let error as NewsstandError {
             report.outcome = .failed(error)
@@ -134,7 +144,9 @@ extension Library {
         return report
     }
 
-    private func refreshOrThrow(_ subscription: Subscription, backfill: Bool, now: Date) async throws -> SyncReport {
+    private func refreshOrThrow(
+        _ subscription: Subscription, backfill: Bool, queueingDownloads: Bool, now: Date
+    ) async throws -> SyncReport {
         var report = SyncReport(subscription: subscription.name, outcome: .unchanged)
         let mapping = try subscription.mappingJSON.map { try FeedMapping(json: Data($0.utf8)) }
         // A backfill reads the whole body even when the feed has not changed: the items it adds are old
@@ -202,7 +214,7 @@ extension Library {
                     today: IssueDate.utc(now))
                 return try Library.commit(
                     merge, catalog: catalog, store: store, alwaysWrite: true, defaultTemplate: defaultTemplate,
-                    announcing: events)
+                    queueingDownloads: queueingDownloads && current.downloadsAutomatically, announcing: events)
             }
         }
         committed.notes = notes + committed.notes

@@ -37,6 +37,7 @@ extension Catalog {
                 }
             }
             try setClaims(claims, digits: digits)
+            try dropStrayMarkers(ofKeys: Set(entries.filter(Catalog.isKey)), digits: digits)
             try appendToIndex(lines.bytes)
             try recoverEvents(entries, digits: digits)
             try POSIX.unlinkIfPresent(layout.intent)

@@ -38,6 +38,19 @@ extension Catalog {
         }
     }
 
+    /// Drops the saved downloads of `keys` that point to no unfinished asset of their record: a change killed
+    /// after linking its markers and before writing its buckets queued assets that were never added.
+    /// Called with the lock held, by the recovery of that change.
+    func dropStrayMarkers(ofKeys keys: Set<String>, digits: Int) throws {
+        guard !keys.isEmpty else { return }
+        var stray: [String] = []
+        for marker in try pendingMarkers() where keys.contains(marker.key) {
+            let asset = try record(key: marker.key, digits: digits)?.assets.first { $0.id == marker.id }
+            if asset.map(\.isComplete) ?? true { stray.append(marker.id) }
+        }
+        try removeMarkers(stray)
+    }
+
     /// Anchors whose issue has no marker left (a kill between the last marker's and the anchor's deletion).
     package func strayAnchors() -> [String] {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: layout.pending)) ?? []

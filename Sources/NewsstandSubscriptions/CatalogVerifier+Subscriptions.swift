@@ -25,9 +25,13 @@ extension CatalogVerifier {
                 note(.damagedSubscription, path, "the subscription record cannot be read: \(error)")
             }
         }
+        // The service's lock and PID live beside the statuses: deleting a lock a running service holds would
+        // let a second one start.
+        let serviceFiles: Set<String> = [layout.serviceLock, layout.servicePID]
         for name in (try? FileManager.default.contentsOfDirectory(atPath: layout.syncStatus)) ?? []
         where !ids.contains(name.hasSuffix(".json") ? String(name.dropLast(5)) : name) {
             let path = "\(layout.syncStatus)/\(name)"
+            guard !serviceFiles.contains(path) else { continue }
             note(.staleFile, path, "the last-checked status of a subscription that is gone") {
                 try POSIX.unlinkIfPresent(path)
             }

@@ -14,18 +14,6 @@ import Testing
 /// downloads in flight, content on disk written directly. Each library is pruned once as a dry run and
 /// once for real, and the promises of the SPEC are checked on what happened on disk.
 @Suite(.timeLimit(.minutes(5))) struct PruneTests {
-    /// SplitMix64: a seeded generator, so a failing library can be rebuilt from its seed.
-    struct SeededGenerator: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     static let today = IssueDate(year: 2026, month: 11, day: 23)!
 
     /// A generated issue and how it was set up on disk.

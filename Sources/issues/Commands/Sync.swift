@@ -30,7 +30,9 @@ struct Sync: AsyncParsableCommand {
         var toDownload: [String] = []
         var failed = 0
         do {
-            let reports = try await library.sync(names.isEmpty ? nil : names, backfill: backfill) { reports in
+            let reports = try await library.sync(
+                names.isEmpty ? nil : names, backfill: backfill, queueingDownloads: !noDownload
+            ) { reports in
                 for await report in reports { SyncOutput.synced(report) }
             }
             if reports.isEmpty, names.isEmpty {
