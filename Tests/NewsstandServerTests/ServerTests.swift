@@ -258,6 +258,61 @@ struct ServerTests {
             #expect(authorised.status == 200)
             let wrong = try await served.request(.GET, "/api/issues", headers: [("Authorization", "Bearer nope")])
             #expect(wrong.status == 401)
+            // Feed readers: a Basic challenge instead of the login page, and the token as the password.
+            let challenged = try await served.request(.GET, "/opds")
+            #expect(challenged.status == 401)
+            #expect(challenged.headers.first(name: "WWW-Authenticate")?.hasPrefix("Basic ") == true)
+            func basic(_ user: String, _ password: String) -> (String, String) {
+                ("Authorization", "Basic " + Data("\(user):\(password)".utf8).base64EncodedString())
+            }
+            #expect(try await served.request(.GET, "/opds", headers: [basic("reader", token)]).status == 200)
+            #expect(try await served.request(.GET, "/opds", headers: [basic("reader", "nope")]).status == 401)
+            #expect(try await served.request(.GET, "/opds", headers: [basic(token, "")]).status == 401)
+            #expect(try await served.request(.GET, "/api/issues", headers: [basic("", token)]).status == 200)
+        }
+    }
+
+    /// The subscriptions page says when and why each feed is checked next, and its configure form changes what
+    /// `issues configure` changes: empty fields go back to the defaults, a bad span is refused.
+    @Test func subscriptionsPageShowsTheNextCheckAndConfigures() async throws {
+        try await withTestServer { feeds in
+            let items = (1...3).map { n in
+                "<item><title>Ep \(n)</title><guid>ep\(n)</guid><pubDate>\(20 + n) Nov 2026 10:00:00 GMT</pubDate>"
+                    + "<enclosure url=\"\(feeds.url("/ep\(n).mp3"))\" type=\"audio/mpeg\" length=\"10\"/></item>"
+            }.joined()
+            feeds.serve(
+                "/feed.xml", bytes: Array("<rss version=\"2.0\"><channel><title>Loop Cast</title>\(items)</channel></rss>".utf8))
+            try await withServer(prepare: { library in
+                let url = try #require(URL(string: feeds.url("/feed.xml")))
+                _ = try await library.subscribe(to: url, options: SubscribeOptions(initial: .all))
+            }) { served in
+                let page = try await served.request(.GET, "/subscriptions")
+                #expect(page.status == 200)
+                #expect(page.body.contains("next check: in "), "\(page.body)")
+                #expect(page.body.contains("action=\"/subscriptions/"), "a configure form")
+                let id = try #require(try await served.library.subscriptions().first?.id)
+
+                var saved = try await served.post(
+                    "/subscriptions/\(id)/configure", form: "name=Loop%20Show&keep=2&every=6h&template=&download=1")
+                #expect(saved.status == 303, "\(saved.body)")
+                var subscription = try #require(try await served.library.subscriptions().first)
+                #expect(subscription.name == "Loop Show" && subscription.keep == 2 && subscription.checkEvery == .seconds(6 * 3600))
+                #expect(subscription.downloadsAutomatically)
+                #expect(try await served.library.issues().count == 2, "the new keep pruned at once")
+                let shown = try await served.request(.GET, "/subscriptions")
+                #expect(shown.body.contains("every 6h (configured)"), "\(shown.body)")
+
+                saved = try await served.post("/subscriptions/\(id)/configure", form: "name=Loop%20Show&keep=&every=&template=")
+                #expect(saved.status == 303)
+                subscription = try #require(try await served.library.subscriptions().first)
+                #expect(subscription.keep == nil && subscription.checkEvery == nil && !subscription.downloadsAutomatically)
+
+                let refused = try await served.post("/subscriptions/\(id)/configure", form: "name=X&every=6")
+                #expect(refused.status == 400, "\(refused.body)")
+                let badTemplate = try await served.post("/subscriptions/\(id)/configure", form: "name=X&template=..%2Fx")
+                #expect(badTemplate.status == 400, "\(badTemplate.body)")
+                #expect(try await served.library.subscriptions().first?.name == "Loop Show", "nothing changed")
+            }
         }
     }
 }

@@ -34,7 +34,7 @@ enum ErrorResponse {
         case .issueNotFound, .subscriptionNotFound: return .notFound
         case .duplicateIssue, .duplicateSubscription: return .conflict
         case .invalidIssueName, .invalidURL, .invalidChecksum, .invalidHeader, .invalidImport, .invalidMapping,
-            .invalidFeed, .unsafeFeed:
+            .invalidFeed, .unsafeFeed, .invalidConfiguration:
             return .badRequest
         case .httpStatus, .network, .tooManyRedirects: return .badGateway
         case .subscriptionGone: return .gone

@@ -1,11 +1,14 @@
 import Foundation
 import Newsstand
 
-/// Subscriptions: add by URL or OPML, sync now, pause, unsubscribe, last check.
+/// Subscriptions: add by URL or OPML, sync now, pause, configure, unsubscribe, last and next check.
 enum SubscriptionsPageView {
-    static func render(_ subscriptions: [Subscription], message: String?, nonce: String, csrf: String) -> String {
+    static func render(
+        _ schedule: [(subscription: Subscription, plan: CheckPlan)], now: Date = Date(), message: String?, nonce: String,
+        csrf: String
+    ) -> String {
         let field = HTML.csrfField(csrf)
-        let rows = subscriptions.map { subscription in
+        let rows = schedule.map { subscription, plan in
             let id = HTML.escape(subscription.id)
             let checked = subscription.lastChecked.map {
                 $0.formatted(Date.ISO8601FormatStyle().year().month().day().time(includingFractionalSeconds: false)) + " UTC"
@@ -20,9 +23,11 @@ enum SubscriptionsPageView {
                 <span class="badge \(state)">\(state)</span>\
                 <span class="url">\(HTML.escape(subscription.url.absoluteString))</span>\
                 <span class="checked">last check: \(checked)\(subscription.lastOutcome.map { " (" + HTML.escape($0) + ")" } ?? "")</span>\
+                <span class="next">next check: \(HTML.escape(nextCheck(plan, now: now)))</span>\
                 <span class="links"><a href="/feeds/subscriptions/\(id).rss">RSS</a></span>\
                 <span class="actions"><form method="post" action="/subscriptions/\(id)/sync">\(field)<button type="submit">Sync now</button></form>\(pause)\
-                <a class="button danger" href="/subscriptions/\(id)/unsubscribe">Unsubscribe…</a></span></li>
+                <a class="button danger" href="/subscriptions/\(id)/unsubscribe">Unsubscribe…</a></span>\
+                \(configureForm(subscription, field: field))</li>
                 """
         }.joined(separator: "\n")
         let body = """
@@ -41,6 +46,36 @@ enum SubscriptionsPageView {
             <ul class="subscriptions">\(rows.isEmpty ? "<li>No subscriptions yet.</li>" : rows)</ul>
             """
         return HTML.page(title: "Subscriptions", nonce: nonce, csrf: csrf, current: "/subscriptions", body: body)
+    }
+
+    /// When and why the scheduler checks next: `in 2h 10m (every 6h (configured))`, `due now (never checked)`.
+    static func nextCheck(_ plan: CheckPlan, now: Date) -> String {
+        guard let due = plan.due else { return "none (\(plan.explanation))" }
+        let when =
+            due <= now ? "due now" : "in \(Duration.seconds(Int64(due.timeIntervalSince(now).rounded(.up))).shortText)"
+        return "\(when) (\(plan.explanation))"
+    }
+
+    /// The options `issues configure` changes, filled in with the current ones; an empty field goes back to the
+    /// default (keep every issue, adapt to the feed, the library's template).
+    static func configureForm(_ subscription: Subscription, field: String) -> String {
+        let id = HTML.escape(subscription.id)
+        let every = subscription.checkEvery.map { HTML.escape($0.shortText) } ?? ""
+        let template = subscription.template.map { HTML.escape($0.description) } ?? ""
+        return """
+            <details class="configure"><summary>Configure…</summary>\
+            <form method="post" action="/subscriptions/\(id)/configure">\(field)\
+            <label>Name <input type="text" name="name" required value="\(HTML.escape(subscription.name))"></label>\
+            <label>Keep the newest <input type="number" name="keep" min="1" value="\(subscription.keep.map(String.init) ?? "")" \
+            placeholder="all"> issues</label>\
+            <label>Check every <input type="text" name="every" value="\(every)" placeholder="adapt to the feed" \
+            pattern="[0-9smhd ]+" title="a span such as 30m, 6h, 1d or 1h30m"></label>\
+            <label>File new issues as <input type="text" name="template" value="\(template)" \
+            placeholder="the library's default"></label>\
+            <label><input type="checkbox" name="download" value="1"\(subscription.downloadsAutomatically ? " checked" : "")> \
+            Download new issues</label>\
+            <button type="submit">Save</button></form></details>
+            """
     }
 
     static func confirmUnsubscribe(_ subscription: Subscription, nonce: String, csrf: String) -> String {

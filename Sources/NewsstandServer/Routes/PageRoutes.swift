@@ -68,10 +68,12 @@ enum PageRoutes {
         router.post("/issues/:key/:action", use: issueAction)
 
         router.get("/subscriptions") { request, context -> Response in
-            let subscriptions = try await state.library.subscriptions()
+            let schedule = try await state.library.schedule().sorted {
+                $0.subscription.name.localizedStandardCompare($1.subscription.name) == .orderedAscending
+            }
             return Responses.html(
                 SubscriptionsPageView.render(
-                    subscriptions, message: Responses.query(request)["message"], nonce: context.nonce,
+                    schedule, message: Responses.query(request)["message"], nonce: context.nonce,
                     csrf: state.policy.csrfToken))
         }
 
@@ -120,6 +122,13 @@ enum PageRoutes {
             let action = context.parameters.get("action") ?? "unsubscribe"
             let removeIssues = action == "unsubscribe" ? try await Responses.form(&request)["removeIssues"] == "1" : false
             let message = try await SubscriptionActions.perform(action, on: subscription, removeIssues: removeIssues, state: state)
+            return Responses.redirect("/subscriptions?message=\(Form.encode(message))")
+        }
+        router.post("/subscriptions/:id/configure") { request, context -> Response in
+            var request = request
+            let subscription = try await SubscriptionActions.find(context.parameters.get("id") ?? "", state: state)
+            let form = try await Responses.form(&request)
+            let message = try await SubscriptionActions.configure(subscription, form: form, state: state)
             return Responses.redirect("/subscriptions?message=\(Form.encode(message))")
         }
         router.post("/subscriptions/:id/unsubscribe", use: subscriptionAction)
@@ -187,6 +196,39 @@ enum SubscriptionActions {
         default:
             throw HTTPError(.notFound)
         }
+    }
+
+    /// Applies the configure form (every field sent; an empty one goes back to the default), as `issues
+    /// configure` does: a new keep prunes at once.
+    static func configure(_ subscription: Subscription, form: [String: String], state: ServerState) async throws -> String {
+        func text(_ name: String) -> String { (form[name] ?? "").trimmingCharacters(in: .whitespaces) }
+        var change = SubscriptionChange(downloadsAutomatically: form["download"] == "1")
+        let name = text("name")
+        if !name.isEmpty, name != subscription.name { change.name = name }
+        if text("keep").isEmpty {
+            change.keep = .some(nil)
+        } else {
+            guard let keep = Int(text("keep")), keep >= 1 else {
+                throw QueryError("keep must be a whole number of at least 1, not \(text("keep").debugDescription)")
+            }
+            change.keep = .some(keep)
+        }
+        if text("every").isEmpty {
+            change.checkEvery = .some(nil)
+        } else {
+            guard let every = Duration(spanText: text("every")) else {
+                throw QueryError("check every: \(text("every").debugDescription) is not a span such as 30m, 6h or 1d")
+            }
+            change.checkEvery = .some(every)
+        }
+        change.template = .some(text("template").isEmpty ? nil : try LayoutTemplate(text("template")))
+        let changed = try await state.library.changeSubscription(named: subscription.name, change)
+        var message = "saved \(changed.name)"
+        if let keep = changed.keep, keep != subscription.keep {
+            let pruned = try await state.library.prune(PrunePolicy(keep: keep, subscriptionID: changed.id))
+            if !pruned.removed.isEmpty { message += "; removed \(pruned.removed.count) older issues" }
+        }
+        return message
     }
 
     /// Syncs (all subscriptions when `names` is nil) and downloads what the syncs add, in the background.

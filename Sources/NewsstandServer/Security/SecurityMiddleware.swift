@@ -39,7 +39,15 @@ struct SecurityMiddleware: RouterMiddleware {
         var response: Response
         do {
             if let token = policy.accessToken, !Self.publicPaths.contains(path), !Self.authorised(request, token: token) {
-                if isAPI || request.method != .get {
+                if Self.isReaderPath(path), request.method == .get || request.method == .head {
+                    // Podcast apps and OPDS readers show no login page but ask for a user name and password on
+                    // a Basic challenge (the token is the password), and send it again for the enclosures.
+                    response = ErrorResponse.make(
+                        status: .unauthorized, code: "unauthorized",
+                        message: "this server needs its access token: give it as the password (any user name)",
+                        api: false, nonce: context.nonce)
+                    response.headers[.wwwAuthenticate] = "Basic realm=\"issues\", charset=\"UTF-8\""
+                } else if isAPI || request.method != .get {
                     response = ErrorResponse.make(
                         status: .unauthorized, code: "unauthorized",
                         message: "this server needs its access token (Authorization: Bearer TOKEN, or log in at /login)",
@@ -64,10 +72,25 @@ struct SecurityMiddleware: RouterMiddleware {
         return response
     }
 
-    /// Bearer header or login cookie.
+    /// What feed readers fetch: the OPDS catalogue, the RSS feeds out, and the files and covers they link.
+    private static func isReaderPath(_ path: String) -> Bool {
+        path == "/opds" || path.hasPrefix("/opds/") || path.hasPrefix("/feeds/") || path.hasPrefix("/files/")
+            || path.hasPrefix("/covers/")
+    }
+
+    /// Bearer header, Basic credentials whose password is the token (what feed readers can send), or the
+    /// login cookie. Basic needs no exemption from the CSRF check: every change is checked whatever its
+    /// credentials, and a browser that remembers Basic credentials still sends no CSRF token from another site.
     private static func authorised(_ request: Request, token: String) -> Bool {
         if let header = request.headers[.authorization], header.lowercased().hasPrefix("bearer ") {
             return AccessToken.equal(String(header.dropFirst(7)).trimmingCharacters(in: .whitespaces), token)
+        }
+        if let header = request.headers[.authorization], header.lowercased().hasPrefix("basic ") {
+            let encoded = header.dropFirst(6).trimmingCharacters(in: .whitespaces)
+            guard let decoded = Data(base64Encoded: encoded), let pair = String(data: decoded, encoding: .utf8),
+                let colon = pair.firstIndex(of: ":")
+            else { return false }
+            return AccessToken.equal(String(pair[pair.index(after: colon)...]), token)
         }
         if let cookie = Self.cookie("issues_token", in: request) { return AccessToken.equal(cookie, token) }
         return false
