@@ -23,7 +23,7 @@ extension Library {
         if case .unchanged = report.outcome {
             // Nothing but the status changed (most checks): the plan follows without reading the record again.
             subscription.lastChecked = now
-            subscription.lastOutcome = "unchanged"
+            subscription.lastOutcome = .unchanged
             subscription.failures = 0
             subscription.hints = report.hints
             return (report, CheckPlan.plan(for: subscription, now: now))

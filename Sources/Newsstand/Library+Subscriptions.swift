@@ -135,7 +135,7 @@ extension Library {
         report.notes += notes
         if !report.addedIssues.isEmpty { report.prunedIssues = try await applyKeep(of: id) }
         let status = CheckStatus(
-            checked: Date(), outcome: "subscribed",
+            checked: Date(), outcome: .subscribed,
             hints: FeedHints(
                 ttlMinutes: read.document.ttlMinutes, notBefore: fetched.freshFor.map { Date() + $0.timeInterval },
                 notBeforeReason: fetched.freshFor == nil ? nil : .fresh))

@@ -116,22 +116,22 @@ extension Library {
         let status: CheckStatus
         switch report.outcome {
         case .unchanged:
-            status = CheckStatus(checked: now, outcome: "unchanged", hints: report.hints)
+            status = CheckStatus(checked: now, outcome: .unchanged, hints: report.hints)
         case .updated:
-            status = CheckStatus(checked: now, outcome: "updated, \(report.addedIssues.count) new", hints: report.hints)
+            status = CheckStatus(checked: now, outcome: .updated(newIssues: report.addedIssues.count), hints: report.hints)
         case .failed(let error):
             // The feed's ttl is remembered across failures; a Retry-After holds the next check back.
             let hints = FeedHints(
                 ttlMinutes: subscription.hints.ttlMinutes, notBefore: error.retryAfter.map { now + $0.timeInterval },
                 notBeforeReason: error.retryAfter == nil ? nil : .retryAfter)
             status = CheckStatus(
-                checked: now, outcome: "failed: \(error.message)", failures: subscription.failures + 1, hints: hints)
+                checked: now, outcome: .failed(message: error.message), failures: subscription.failures + 1, hints: hints)
         }
         report.hints = status.hints
         let id = subscription.id
         try? await runBlocking { try store.writeStatus(id, status) }
         // Announced when a feed starts failing, not at every failed check: a feed down for a week is one event.
-        if case .failed(let error) = report.outcome, !(subscription.lastOutcome?.hasPrefix("failed") ?? false) {
+        if case .failed(let error) = report.outcome, !(subscription.lastOutcome?.isFailure ?? false) {
             let failing = CatalogEvent(kind: .subscriptionFailing, subscription: subscription.eventIdentity, reason: error.message)
             let catalog = self.catalog
             do {

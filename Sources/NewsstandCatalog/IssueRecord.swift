@@ -150,7 +150,8 @@ extension Issue {
             self.origin = Origin(
                 subscriptionID: try origin.string("subscription", at: path + ".origin"),
                 itemID: try origin.string("item", at: path + ".origin"),
-                matchedBy: try origin.optionalString("matched", at: path + ".origin") ?? "id")
+                matchedBy: try origin.optionalString("matched", at: path + ".origin").flatMap(Issue.ItemMatch.init(rawValue:))
+                    ?? .id)
         default: throw CatalogShapeError("\(path).origin is not an object")
         }
         self.publication = try object.optionalString("publication", at: path)
@@ -188,7 +189,7 @@ extension Issue {
             writer.key("item", first: true)
             writer.string(origin.itemID)
             writer.key("matched")
-            writer.string(origin.matchedBy)
+            writer.string(origin.matchedBy.rawValue)
             writer.key("subscription")
             writer.string(origin.subscriptionID)
             writer.raw("}")

@@ -73,11 +73,11 @@ public struct Issue: Sendable, Hashable, Identifiable {
         /// The item's identity within the subscription (its feed id, else its enclosure URL without the
         /// query, else title + date).
         public var itemID: String
-        /// How the item was last recognised: `id`, `enclosure` or `title-date` (the latter two when the
-        /// feed changed the item's id and the old one was kept as an alias).
-        public var matchedBy: String
+        /// How the item was last recognised (not by its id when the feed changed the item's id and the old
+        /// one was kept as an alias).
+        public var matchedBy: ItemMatch
 
-        public init(subscriptionID: String, itemID: String, matchedBy: String = "id") {
+        public init(subscriptionID: String, itemID: String, matchedBy: ItemMatch = .id) {
             self.subscriptionID = subscriptionID
             self.itemID = itemID
             self.matchedBy = matchedBy
@@ -85,6 +85,17 @@ public struct Issue: Sendable, Hashable, Identifiable {
     }
 
     public var id: String { name }
+
+    /// How a feed item was recognised as one already known; the raw values are what records and reports
+    /// hold.
+    public enum ItemMatch: String, Sendable, Hashable, Codable {
+        /// By its feed id (guid, Atom id, JSON Feed id).
+        case id
+        /// By its enclosure URL without the query: the feed changed the item's id.
+        case enclosure
+        /// By its title and date: the feed changed the item's id and its enclosure.
+        case titleDate = "title-date"
+    }
 
     package init(name: String, date: IssueDate, folderName: String, fileStem: String? = nil) {
         self.name = name

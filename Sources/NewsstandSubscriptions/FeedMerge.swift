@@ -210,15 +210,15 @@ package struct FeedMerge {
                 let known = self.subscription.items[index]
                 return present.contains(known.id) ? nil : index
             }
-            var matchedBy = "id"
+            var matchedBy = Issue.ItemMatch.id
             var match = byIdentity[identity].flatMap { claimed.contains($0) ? nil : $0 }
             if match == nil, let enclosure, let index = available(byEnclosure[enclosure]) {
                 match = index
-                matchedBy = "enclosure"
+                matchedBy = .enclosure
             }
             if match == nil, let titleDate, let index = available(byTitleDate[titleDate]) {
                 match = index
-                matchedBy = "title-date"
+                matchedBy = .titleDate
             }
 
             if let index = match {

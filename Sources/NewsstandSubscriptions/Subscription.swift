@@ -33,7 +33,7 @@ public struct Subscription: Sendable, Hashable, Identifiable {
     /// When `sync` last checked the feed, and what came of it (kept beside the catalog, not in it, so
     /// that an unchanged feed writes nothing to the catalog).
     public package(set) var lastChecked: Date?
-    public package(set) var lastOutcome: String?
+    public package(set) var lastOutcome: CheckOutcome?
     /// Checks that failed in a row since the last that did not (the scheduler backs off on them).
     public package(set) var failures: Int = 0
     /// What the feed and its server last said about when to ask again (kept with the last-checked status).
@@ -63,7 +63,7 @@ public struct Subscription: Sendable, Hashable, Identifiable {
     /// Whether a mapping reads this subscription's JSON.
     public var isMapped: Bool { mappingJSON != nil }
 
-    package init(id: String, name: String, url: URL, format: NewsstandFeeds.FeedFormat? = nil, keep: Int? = nil, downloadsAutomatically: Bool, isPaused: Bool, isGone: Bool, created: Date, previousURLs: [URL], lastChecked: Date? = nil, lastOutcome: String? = nil, etag: String? = nil, lastModified: String? = nil, bodyDigest: String? = nil, mappingJSON: String? = nil, items: [NewsstandSubscriptions.SubscriptionItem], issuesHeld: Int? = nil) {
+    package init(id: String, name: String, url: URL, format: NewsstandFeeds.FeedFormat? = nil, keep: Int? = nil, downloadsAutomatically: Bool, isPaused: Bool, isGone: Bool, created: Date, previousURLs: [URL], lastChecked: Date? = nil, lastOutcome: CheckOutcome? = nil, etag: String? = nil, lastModified: String? = nil, bodyDigest: String? = nil, mappingJSON: String? = nil, items: [NewsstandSubscriptions.SubscriptionItem], issuesHeld: Int? = nil) {
         self.id = id
         self.name = name
         self.url = url
@@ -103,12 +103,12 @@ package struct SubscriptionItem: Sendable, Hashable {
     package var date: IssueDate?
     /// When it was first seen.
     package var firstSeen: IssueDate
-    /// How it was last recognised: `id`, `enclosure` or `title-date`.
-    package var matchedBy: String = "id"
+    /// How it was last recognised.
+    package var matchedBy: Issue.ItemMatch = .id
 
     package init(
         id: String, aliases: [String] = [], enclosure: String? = nil, titleDate: String? = nil, issueName: String? = nil,
-        assetURLs: [String] = [], date: IssueDate? = nil, firstSeen: IssueDate, matchedBy: String = "id"
+        assetURLs: [String] = [], date: IssueDate? = nil, firstSeen: IssueDate, matchedBy: Issue.ItemMatch = .id
     ) {
         self.id = id
         self.aliases = aliases

@@ -109,7 +109,7 @@ enum SubscriptionRecord {
             titleDate: try object.optionalString("titleDate", at: path),
             issueName: try object.optionalString("issue", at: path), assetURLs: try strings("assets"),
             date: try date("date"), firstSeen: try date("seen") ?? IssueDate(year: 1970, month: 1, day: 1)!,
-            matchedBy: try object.optionalString("matched", at: path) ?? "id")
+            matchedBy: try object.optionalString("matched", at: path).flatMap(Issue.ItemMatch.init(rawValue:)) ?? .id)
     }
 
     static func encode(_ subscription: Subscription) -> Data {
@@ -169,7 +169,7 @@ enum SubscriptionRecord {
         writer.key("issue")
         writer.optionalString(item.issueName)
         writer.key("matched")
-        writer.string(item.matchedBy)
+        writer.string(item.matchedBy.rawValue)
         writer.key("seen")
         writer.string(item.firstSeen.description)
         writer.key("titleDate")
@@ -183,11 +183,11 @@ enum SubscriptionRecord {
 /// the display and the scheduler's memory of a backoff (the feed is then checked once more, soon).
 package struct CheckStatus: Sendable, Hashable {
     package var checked: Date
-    package var outcome: String
+    package var outcome: CheckOutcome
     package var failures: Int
     package var hints: FeedHints
 
-    package init(checked: Date, outcome: String, failures: Int = 0, hints: FeedHints = FeedHints()) {
+    package init(checked: Date, outcome: CheckOutcome, failures: Int = 0, hints: FeedHints = FeedHints()) {
         self.checked = checked
         self.outcome = outcome
         self.failures = failures
@@ -206,7 +206,7 @@ package struct CheckStatus: Sendable, Hashable {
         writer.key("notBeforeReason")
         writer.optionalString(hints.notBeforeReason?.rawValue)
         writer.key("outcome")
-        writer.string(outcome)
+        writer.string(outcome.description)
         writer.key("ttl")
         writer.optionalInteger(hints.ttlMinutes.map(Int64.init))
         writer.raw("}\n")
@@ -221,7 +221,7 @@ package struct CheckStatus: Sendable, Hashable {
             case .string(let outcome)? = object["outcome"], let date = try? Date(checked, strategy: .iso8601)
         else { return nil }
         self.checked = date
-        self.outcome = outcome
+        self.outcome = CheckOutcome(text: outcome)
         if case .integer(let count)? = object["failures"], count >= 0, count < 10_000 { failures = Int(count) } else { failures = 0 }
         hints = FeedHints()
         if case .integer(let ttl)? = object["ttl"], ttl > 0, ttl <= 7 * 24 * 60 { hints.ttlMinutes = Int(ttl) }

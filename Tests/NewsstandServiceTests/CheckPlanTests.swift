@@ -5,7 +5,7 @@ import NewsstandSubscriptions
 import Testing
 
 /// The scheduler's rule, one case per reason: what `issues schedule` explains is what the service does.
-@Suite struct CheckPlanTests {
+@Suite(.timeLimit(.minutes(1))) struct CheckPlanTests {
     static let now = Date(timeIntervalSince1970: 1_790_000_000)
 
     /// A subscription last checked an hour ago with `perWeek` items a week over the last four weeks.
@@ -17,7 +17,7 @@ import Testing
         return Subscription(
             id: "0123456789abcdef", name: "Feed", url: URL(fileURLWithPath: "/feed.xml"),
             downloadsAutomatically: false, isPaused: false, isGone: false, created: now - 86_400 * 30, previousURLs: [],
-            lastChecked: lastChecked, lastOutcome: "unchanged", items: items)
+            lastChecked: lastChecked, lastOutcome: .unchanged, items: items)
     }
 
     @Test func aWeekDividedByItemsPerWeekClampedBetweenAQuarterHourAndADay() {

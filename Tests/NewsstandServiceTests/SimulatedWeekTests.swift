@@ -77,6 +77,8 @@ import Testing
         let inFlight = Mutex<[String: Int]>([:])
         let overLimit = Mutex(0)
         let lastCheckAt = Mutex<[String: Date]>([:])
+        /// Each subscription's origin, from its checks' starts: a lookup per finish, not a scan of every start.
+        let origins = Mutex<[String: String]>([:])
         let late = Mutex<[String]>([])
         let checks = Mutex(0)
         let reasons = Mutex<Set<CheckPlan.Reason>>([])
@@ -136,13 +138,14 @@ import Testing
                             record.late.withLock { $0.append("\(name): due \(due), started \(at), last \(last)") }
                         }
                         record.lastCheckAt.withLock { $0[name] = at }
+                        record.origins.withLock { $0[name] = origin }
                     case .checked(let name, _, let next):
                         record.checks.withLock { $0 += 1 }
                         if let next {
                             record.plans.withLock { $0[name] = next }
                             record.reasons.withLock { _ = $0.insert(next.reason) }
                         }
-                        let origin = record.starts.withLock { starts in starts.last { $0.subscription == name }?.origin } ?? ""
+                        let origin = record.origins.withLock { $0[name] } ?? ""
                         record.inFlight.withLock { $0[origin, default: 1] -= 1 }
                     default: break
                     }

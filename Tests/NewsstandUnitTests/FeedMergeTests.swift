@@ -96,7 +96,7 @@ import Testing
         #expect(second.rematched == 1)
         let known = second.subscription.items.first { $0.id == "urn:new:3" }
         #expect(known?.aliases == ["ep-3"])
-        #expect(known?.matchedBy == "enclosure")
+        #expect(known?.matchedBy == .enclosure)
         #expect(second.issueUpdates.count == 1)
         #expect(second.issueUpdates.first?.origin?.itemID == "urn:new:3")
         #expect(second.issueUpdates.first?.assets?.first?.url.query == "sig=b")
@@ -125,7 +125,7 @@ import Testing
         ])
         let second = Self.refresh(first.subscription, moved)
         #expect(second.additions.isEmpty)
-        #expect(second.subscription.items.first { $0.id == "cms2-3" }?.matchedBy == "title-date")
+        #expect(second.subscription.items.first { $0.id == "cms2-3" }?.matchedBy == .titleDate)
     }
 
     @Test func twoDifferentItemsAreNeverMerged() {

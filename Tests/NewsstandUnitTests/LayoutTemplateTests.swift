@@ -4,7 +4,7 @@ import Testing
 @testable import NewsstandCore
 
 /// Layout templates: what they render to, what they refuse, and that no value can lead out of the library.
-@Suite struct LayoutTemplateTests {
+@Suite(.timeLimit(.minutes(1))) struct LayoutTemplateTests {
     static let date = IssueDate(year: 2026, month: 11, day: 20)!
 
     func values(title: String, publication: String = "Podcast") -> LayoutTemplate.Values {

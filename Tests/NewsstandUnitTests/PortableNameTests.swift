@@ -5,7 +5,7 @@ import Testing
 
 /// Names a library copied to FAT, exFAT, NTFS or an SMB share keeps: the one sanitiser replaces what those
 /// refuse, drops trailing dots and spaces, and moves reserved device names aside.
-@Suite struct PortableNameTests {
+@Suite(.timeLimit(.minutes(1))) struct PortableNameTests {
     static let refused: [Character] = [":", "?", "\"", "*", "|", "<", ">", "\\"]
 
     static func isPortable(_ name: String) -> Bool {

@@ -3,7 +3,7 @@ import NewsstandCore
 import Testing
 
 /// Passwords in URLs: masked in any text, split off before storing, keyed by origin.
-@Suite struct URLCredentialsTests {
+@Suite(.timeLimit(.minutes(1))) struct URLCredentialsTests {
     @Test(arguments: [
         ("error: https://u:p4ss@host/feed answered 404", "error: https://u:***@host/feed answered 404"),
         ("GET http://u@host:8080/a?b=c@d", "GET http://u:***@host:8080/a?b=c@d"),

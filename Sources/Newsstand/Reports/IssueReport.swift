@@ -57,8 +57,8 @@ public struct IssueReport: Codable, Sendable, Hashable {
     public struct Origin: Codable, Sendable, Hashable {
         public var subscription: String
         public var item: String
-        /// How the item was recognised: `id`, `link`, `enclosure` or `title`.
-        public var matched: String
+        /// How the item was recognised: `id`, `enclosure` or `title-date`.
+        public var matched: Issue.ItemMatch
     }
 }
 

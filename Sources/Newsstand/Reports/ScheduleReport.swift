@@ -46,7 +46,7 @@ extension ScheduleReport {
         id = subscription.id
         name = subscription.name
         lastChecked = subscription.lastChecked?.formatted(.iso8601)
-        lastOutcome = subscription.lastOutcome
+        lastOutcome = subscription.lastOutcome?.description
         failures = subscription.failures
         nextCheck = plan.due?.formatted(.iso8601)
         reason = plan.reason.rawValue

@@ -71,7 +71,7 @@ extension SubscriptionReport {
         issuesAdded = subscription.issueNames.count
         itemsSeen = subscription.itemsSeen
         lastChecked = subscription.lastChecked?.formatted(.iso8601)
-        lastOutcome = subscription.lastOutcome
+        lastOutcome = subscription.lastOutcome?.description
         template = subscription.template?.text
     }
 }

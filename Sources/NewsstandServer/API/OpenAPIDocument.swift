@@ -940,7 +940,12 @@ enum OpenAPIDocument {
                 "type": "string"
               },
               "matched": {
-                "type": "string"
+                "type": "string",
+                "enum": [
+                  "id",
+                  "enclosure",
+                  "title-date"
+                ]
               }
             }
           },

@@ -22,7 +22,7 @@ enum SubscriptionsPageView {
                 <a class="name" href="/?subscription=\(Form.encode(subscription.id))">\(HTML.escape(subscription.name))</a> \
                 <span class="badge \(state)">\(state)</span>\
                 <span class="url">\(HTML.escape(subscription.url.absoluteString))</span>\
-                <span class="checked">last check: \(checked)\(subscription.lastOutcome.map { " (" + HTML.escape($0) + ")" } ?? "")</span>\
+                <span class="checked">last check: \(checked)\(subscription.lastOutcome.map { " (" + HTML.escape($0.description) + ")" } ?? "")</span>\
                 <span class="next">next check: \(HTML.escape(nextCheck(plan, now: now)))</span>\
                 <span class="links"><a href="/feeds/subscriptions/\(id).rss">RSS</a></span>\
                 <span class="actions"><form method="post" action="/subscriptions/\(id)/sync">\(field)<button type="submit">Sync now</button></form>\(pause)\

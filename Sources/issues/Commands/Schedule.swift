@@ -36,7 +36,7 @@ struct Schedule: AsyncParsableCommand {
                 next = "never"
             }
             let last = entry.subscription.lastChecked.map { Format.age($0) } ?? "never"
-            let outcome = entry.subscription.lastOutcome.map { $0.hasPrefix("failed") ? "failed" : $0 } ?? "-"
+            let outcome = entry.subscription.lastOutcome.map { $0.isFailure ? "failed" : $0.description } ?? "-"
             return [entry.subscription.name, last, outcome, next, entry.plan.explanation]
         }
         Terminal.output(

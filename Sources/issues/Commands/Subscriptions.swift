@@ -35,7 +35,7 @@ struct Subscriptions: AsyncParsableCommand {
             let checked = subscription.lastChecked.map { Format.age($0) } ?? "never"
             return [
                 subscription.name, subscription.format?.rawValue ?? "?", checked,
-                subscription.lastOutcome ?? "-", String(subscription.itemsSeen), String(subscription.issuesHeld ?? subscription.issueNames.count),
+                subscription.lastOutcome?.description ?? "-", String(subscription.itemsSeen), String(subscription.issuesHeld ?? subscription.issueNames.count),
                 policy.isEmpty ? "-" : policy.joined(separator: ", "), subscription.url.absoluteString,
             ]
         }

@@ -29,7 +29,7 @@ struct IssueReport {
         assetsTotal = issue.assets.count
         cover = library.cover(of: issue)
         if let from = issue.origin {
-            let matched = from.matchedBy == "id" ? "" : ", recognised by \(from.matchedBy) after its id changed"
+            let matched = from.matchedBy == .id ? "" : ", recognised by \(from.matchedBy.rawValue) after its id changed"
             origin = "\(subscriptionName.map { $0.debugDescription } ?? "subscription \(from.subscriptionID)"), item \(from.itemID.debugDescription)\(matched)"
         }
         // Sizes come from outside: a sum that would overflow shows the largest value instead of trapping.
