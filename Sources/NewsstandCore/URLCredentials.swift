@@ -99,7 +99,9 @@ public enum URLCredentials: Sendable {
             guard bytes.contains(UInt8(ascii: "@")) else { return false }
             var index = bytes.startIndex
             while let colon = bytes[index...].firstIndex(of: UInt8(ascii: ":")) {
-                if colon + 2 < bytes.endIndex, bytes[colon + 1] == UInt8(ascii: "/"), bytes[colon + 2] == UInt8(ascii: "/") {
+                if colon + 2 < bytes.endIndex, bytes[colon + 1] == UInt8(ascii: "/"),
+                    bytes[colon + 2] == UInt8(ascii: "/")
+                {
                     return true
                 }
                 index = colon + 1
