@@ -81,6 +81,7 @@ struct PrunePlanner {
         let reader = try catalog.openIndex()
         var buffer: [UInt8] = []
         var candidates: [Candidate] = []
+        let leftovers = DownloadLeftovers(layout: layout)
         for entry in try reader.liveEntries() where !entry.summary.isBeingRemoved {
             try reader.recordBytes(entry, into: &buffer)
             let issue = try buffer.withUnsafeBufferPointer { try IssueRecord.decode($0, path: reader.path) }
@@ -88,7 +89,7 @@ struct PrunePlanner {
             candidates.append(
                 Candidate(
                     issue: issue, group: PrunePlanner.group(of: issue),
-                    bytes: IssueRemoval.bytesOnDisk(of: issue, layout: layout)))
+                    bytes: leftovers.bytesOnDisk(of: issue)))
         }
         // Oldest first (then by name) throughout: the order of `maxBytes` and of the report.
         candidates.sort { a, b in
@@ -157,6 +158,45 @@ struct PrunePlanner {
         if FileLock.isHeld(path: layout.issueLock(issue.lockName)) { return .inFlight }
         for asset in issue.assets where AssetLock.isHeld(asset.id, layout: layout) { return .inFlight }
         return nil
+    }
+}
+
+/// ``IssueRemoval/bytesOnDisk(of:layout:)`` for a plan over many issues: the download and unpacking folders
+/// are listed once, and of each asset's possible files (partial, completed, resume record, staging folder)
+/// only those listed are measured. Most issues of a large library have none, and four `lstat`s per asset that
+/// found nothing were a fifth of a 100,000-issue plan. A folder that cannot be listed is measured path by path,
+/// as before. A file that appears after the listing is missed by the plan's figures only: a real run measures
+/// each issue again under its locks before it goes.
+struct DownloadLeftovers {
+    let layout: LibraryLayout
+    /// The paths found in `.downloads` and `.staging`; nil when that folder could not be listed.
+    private let downloads: Set<String>?
+    private let staging: Set<String>?
+
+    init(layout: LibraryLayout) {
+        self.layout = layout
+        downloads = DownloadLeftovers.paths(in: layout.downloads)
+        staging = DownloadLeftovers.paths(in: layout.staging)
+    }
+
+    /// The full paths of the entries of `folder`: empty when it does not exist, nil when it cannot be read.
+    private static func paths(in folder: String) -> Set<String>? {
+        guard POSIX.exists(folder) else { return [] }
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder) else { return nil }
+        return Set(names.map { "\(folder)/\($0)" })
+    }
+
+    func bytesOnDisk(of issue: Issue) -> Int64 {
+        var paths = IssueContent.paths(of: issue, layout: layout)
+        for asset in issue.assets {
+            for path in [layout.partialFile(asset.id), layout.completedFile(asset.id), layout.resumeRecord(asset.id)]
+            where downloads?.contains(path) ?? true {
+                paths.append(path)
+            }
+            let folder = layout.stagingFolder(asset.id)
+            if staging?.contains(folder) ?? true { paths.append(folder) }
+        }
+        return DiskUsage.bytes(of: paths)
     }
 }
 
