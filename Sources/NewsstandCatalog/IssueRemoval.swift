@@ -10,12 +10,12 @@ import NewsstandCore
 ///    for `verify --repair` or `remove` to finish). A record that became pinned meanwhile is spared.
 /// 3. What each takes on disk is measured: the exact bytes its removal frees.
 /// 4. A second change moves their content folders into `.trash/` (one rename each, inside the change),
-///    deletes their lock files (held, so no one else's) and then their records and saved downloads, so a
-///    folder name is never free on disk while a record still claims it, and a kill after the commit leaves
-///    no lock file of an issue that is gone (one taken later, by a download that then finds the issue
-///    being removed or gone, is deleted by that download).
-/// 5. Their download files, staging folders and content records are deleted, and the trash emptied (what
-///    a crash leaves there, `verify --repair` and the next command sweep).
+///    deletes their lock files, download files, staging folders and content records (all held, so no one
+///    else's) and then their records and saved downloads, so a folder name is never free on disk while a
+///    record still claims it, and a kill after the commit leaves nothing of an issue that is gone (a lock
+///    file taken later, by a download that then finds the issue being removed or gone, is deleted by that
+///    download).
+/// 5. The trash is emptied (what a crash leaves there, the next command sweeps).
 package struct IssueRemoval {
     /// Issues per batch: each holds two descriptors (its folder's lock, its assets' locks) until its batch is done.
     package static let batchSize = 128
@@ -119,24 +119,24 @@ package struct IssueRemoval {
             try changes.readTouchedBuckets()
             for issue in marked {
                 if let target = try IssueContent.moveToTrash(issue, layout: layout) { trashed.append(target) }
-                // Before the commit, not after: a kill between the two left it for good. Holding the lock, this
-                // deletes no one else's (see `FileLock`).
+                // Before the commit, not after: a kill between the two left them for good (`verify` found the lock
+                // files and content records of issues that were gone). This process holds the issue's lock and its
+                // assets' locks, so these files are no one else's (see `FileLock`).
                 try POSIX.unlinkIfPresent(layout.issueLock(issue.lockName))
+                for asset in issue.assets {
+                    for path in [
+                        layout.partialFile(asset.id), layout.completedFile(asset.id), layout.resumeRecord(asset.id),
+                        layout.contentRecord(asset.id), layout.legacyAssetLock(asset.id),
+                    ] {
+                        try POSIX.unlinkIfPresent(path)
+                    }
+                    try TreeRemover.remove(layout.stagingFolder(asset.id))
+                }
             }
             CrashPoint.reached("prune-trashed")
         }
         CrashPoint.reached("prune-deleted")
         for (issue, bytes) in zip(marked, sizes) {
-            for asset in issue.assets {
-                // This process holds the asset's lock, so its files are no one else's.
-                for path in [
-                    layout.partialFile(asset.id), layout.completedFile(asset.id), layout.resumeRecord(asset.id),
-                    layout.contentRecord(asset.id), layout.legacyAssetLock(asset.id),
-                ] {
-                    try POSIX.unlinkIfPresent(path)
-                }
-                try TreeRemover.remove(layout.stagingFolder(asset.id))
-            }
             IssueContent.removeEmptyFolders(of: issue, layout: layout)
             outcome.removed.append((issue, bytes))
         }
