@@ -137,6 +137,8 @@ extension Library {
             let lock = try FileLock(path: layout.issueLock(issue.lockName))
             defer { withExtendedLifetime(lock) {} }
             guard let current = try catalog.issue(named: issue.name), !current.isBeingRemoved else {
+                // Its removal deleted the lock file before committing; this lock may have made it again.
+                try? POSIX.unlinkIfPresent(layout.issueLock(issue.lockName))
                 throw NewsstandError.issueNotFound(issue.name, in: layout.root)
             }
             try POSIX.makeDirectory(folder)

@@ -403,18 +403,23 @@ public actor Library {
                     for id in ids { changes.clearPending(id) }
                     try changes.readTouchedBuckets()
                     trashed = try IssueContent.moveToTrash(issue, layout: layout)
+                    // Inside the change, not after its commit: a kill in between left the lock file, download files
+                    // and content records of an issue that was gone, for good. This process holds the issue's
+                    // lock, so its lock file is no one else's (see `FileLock`); a download that takes the lock
+                    // afterwards finds the issue being removed or gone, and deletes the file it made.
+                    try POSIX.unlinkIfPresent(layout.issueLock(issue.lockName))
+                    for id in ids {
+                        // A download or unpack still running in another process holds the asset's lock: its files
+                        // and staging folder are its own until it notices the removal, and then it deletes them
+                        // (`DownloadRun`); deleting the staging folder under an extraction failed it half-way.
+                        guard try DownloadArea.discardFiles(of: id, layout: layout) else { continue }
+                        try TreeRemover.remove(layout.stagingFolder(id))
+                        try POSIX.unlinkIfPresent(layout.contentRecord(id))
+                    }
                     CrashPoint.reached("remove-trashed")
                 }
             }
-            for id in ids {
-                // A download or unpack still running in another process holds the asset's lock: its files and
-                // staging folder are its own until it notices the removal, and then it deletes them
-                // (`DownloadRun`); deleting the staging folder under an extraction failed it half-way.
-                guard try DownloadArea.discardFiles(of: id, layout: layout) else { continue }
-                try TreeRemover.remove(layout.stagingFolder(id))
-                try POSIX.unlinkIfPresent(layout.contentRecord(id))
-            }
-            try POSIX.unlinkIfPresent(layout.issueLock(issue.lockName))
+            CrashPoint.reached("remove-deleted")
             if let trashed { try TreeRemover.remove(trashed) }
             IssueContent.removeEmptyFolders(of: issue, layout: layout)
         }

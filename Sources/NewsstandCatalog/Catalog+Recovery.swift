@@ -7,8 +7,9 @@ import NewsstandCore
 
 /// Finishing a change that a killed process left half-written.
 extension Catalog {
-    /// Finishes what a killed writer left: re-derives the index lines of the keys in its intent, then
-    /// rebuilds a missing index.
+    /// Finishes what a killed writer left: re-derives the index lines of the keys in its intent, deletes the
+    /// temporary files it may have left (``removeTemporariesOfDeadWriters(digits:)``), then rebuilds a missing
+    /// index.
     /// Called with the lock held.
     func recover() throws {
         if let data = try AtomicFile.read(layout.intent) {
@@ -40,10 +41,36 @@ extension Catalog {
             try dropStrayMarkers(ofKeys: Set(entries.filter(Catalog.isKey)), digits: digits)
             try appendToIndex(lines.bytes)
             try recoverEvents(entries, digits: digits)
+            // Before the intent goes: a kill in this sweep leaves the intent, and the next writer sweeps again.
+            try removeTemporariesOfDeadWriters(digits: digits)
             try POSIX.unlinkIfPresent(layout.intent)
         } else if !POSIX.exists(layout.index) {
+            // A rebuild killed half-way left the index missing, and perhaps its temporary.
+            try removeTemporariesOfDeadWriters(digits: try currentDigits())
             try rebuildIndex()
         }
+    }
+
+    /// Deletes what writers killed inside a change left in the folders that only catalog writers write: the
+    /// temporary files of buckets (`issues-N/.P.jsonl.tmp-PID-R`), of the saved list's markers, and of the
+    /// index and the intent. Every catalog writer holds the lock, and so does the caller, so no live process
+    /// is writing any of them: each is a dead writer's (the PID in the name is not trusted; it may have
+    /// been reused). Run only when an intent says a change was cut short (the only time there can be
+    /// any, with a missing index's rebuild), so a change that went through never lists these folders.
+    func removeTemporariesOfDeadWriters(digits: Int) throws {
+        for folder in [layout.records(digits: digits), layout.pending] {
+            for name in Self.entries(of: folder) where LibraryLayout.isTemporary(name) {
+                try POSIX.unlinkIfPresent("\(folder)/\(name)")
+            }
+        }
+        for name in Self.entries(of: layout.catalog)
+        where LibraryLayout.isTemporary(name, of: "index.jsonl") || LibraryLayout.isTemporary(name, of: "intent") {
+            try POSIX.unlinkIfPresent("\(layout.catalog)/\(name)")
+        }
+    }
+
+    private static func entries(of folder: String) -> [String] {
+        (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []  // none yet: nothing to delete
     }
 
     /// Finishes a change a killed process left (its index lines, claims and events), if there is one.

@@ -285,7 +285,9 @@ package final class Catalog: Sendable {
             } else {
                 let bytes = bucket.encoded()
                 if bucket.lines.count >= splitMinLines { largest = max(largest, bytes.count) }
-                try AtomicFile.write(Data(bytes), to: path, durable: flushEach, flushingFolder: false)
+                try AtomicFile.write(
+                    Data(bytes), to: path, durable: flushEach, flushingFolder: false,
+                    crashPoint: "catalog-record-temporary")
             }
             folders.insert((path as NSString).deletingLastPathComponent)
             CrashPoint.reached("catalog-record")

@@ -9,11 +9,13 @@ import NewsstandCore
 /// 2. One catalog change marks them as being removed (still listed: a crash from here on leaves them
 ///    for `verify --repair` or `remove` to finish). A record that became pinned meanwhile is spared.
 /// 3. What each takes on disk is measured: the exact bytes its removal frees.
-/// 4. A second change moves their content folders into `.trash/` (one rename each, inside the change)
-///    and deletes their records and saved downloads, so a folder name is never free on disk while a
-///    record still claims it.
-/// 5. Their download files, staging folders, content records and lock files are deleted, and the
-///    trash emptied (what a crash leaves there, `verify --repair` and the next download run sweep).
+/// 4. A second change moves their content folders into `.trash/` (one rename each, inside the change),
+///    deletes their lock files, download files, staging folders and content records (all held, so no one
+///    else's) and then their records and saved downloads, so a folder name is never free on disk while a
+///    record still claims it, and a kill after the commit leaves nothing of an issue that is gone (a lock
+///    file taken later, by a download that then finds the issue being removed or gone, is deleted by that
+///    download).
+/// 5. The trash is emptied (what a crash leaves there, the next command sweeps).
 package struct IssueRemoval {
     /// Issues per batch: each holds two descriptors (its folder's lock, its assets' locks) until its batch is done.
     package static let batchSize = 128
@@ -79,12 +81,13 @@ package struct IssueRemoval {
         defer { withExtendedLifetime((locks, assetLocks)) {} }
         guard !lockedNames.isEmpty else { return outcome }
 
-        var gone: [String] = []
         let marked = try write { changes -> [Issue] in
             var marked: [Issue] = []
             for name in lockedNames {
                 guard var current = try changes.issue(named: name) else {
-                    gone.append(name)
+                    // Removed by another process after this one listed it: taking its lock made the lock file
+                    // again. Deleted here, holding the lock, before anything else can be cut short.
+                    if let folder = lockedFolders[name] { try POSIX.unlinkIfPresent(layout.issueLock(folder)) }
                     continue
                 }
                 if !current.isBeingRemoved {
@@ -116,30 +119,28 @@ package struct IssueRemoval {
             try changes.readTouchedBuckets()
             for issue in marked {
                 if let target = try IssueContent.moveToTrash(issue, layout: layout) { trashed.append(target) }
+                // Before the commit, not after: a kill between the two left them for good (`verify` found the lock
+                // files and content records of issues that were gone). This process holds the issue's lock and its
+                // assets' locks, so these files are no one else's (see `FileLock`).
+                try POSIX.unlinkIfPresent(layout.issueLock(issue.lockName))
+                for asset in issue.assets {
+                    for path in [
+                        layout.partialFile(asset.id), layout.completedFile(asset.id), layout.resumeRecord(asset.id),
+                        layout.contentRecord(asset.id), layout.legacyAssetLock(asset.id),
+                    ] {
+                        try POSIX.unlinkIfPresent(path)
+                    }
+                    try TreeRemover.remove(layout.stagingFolder(asset.id))
+                }
             }
             CrashPoint.reached("prune-trashed")
         }
         CrashPoint.reached("prune-deleted")
         for (issue, bytes) in zip(marked, sizes) {
-            for asset in issue.assets {
-                // This process holds the asset's lock, so its files are no one else's.
-                for path in [
-                    layout.partialFile(asset.id), layout.completedFile(asset.id), layout.resumeRecord(asset.id),
-                    layout.contentRecord(asset.id), layout.legacyAssetLock(asset.id),
-                ] {
-                    try POSIX.unlinkIfPresent(path)
-                }
-                try TreeRemover.remove(layout.stagingFolder(asset.id))
-            }
-            try POSIX.unlinkIfPresent(layout.issueLock(issue.lockName))
             IssueContent.removeEmptyFolders(of: issue, layout: layout)
             outcome.removed.append((issue, bytes))
         }
         for path in trashed { try TreeRemover.remove(path) }
-        // Removed by another process after this one listed them: taking their locks made the lock files again.
-        for name in gone {
-            if let folder = lockedFolders[name] { try POSIX.unlinkIfPresent(layout.issueLock(folder)) }
-        }
         return outcome
     }
 

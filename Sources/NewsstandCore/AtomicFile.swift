@@ -19,6 +19,15 @@ package enum AtomicFile {
     package static func write(
         _ data: Data, to path: String, durable: Bool = true, flushingFolder: Bool = true, mode: UInt32 = 0o644
     ) throws {
+        try write(data, to: path, durable: durable, flushingFolder: flushingFolder, mode: mode, crashPoint: nil)
+    }
+
+    /// ``write(_:to:durable:flushingFolder:mode:)``, where a debug build dies (``CrashPoint``) at `crashPoint`
+    /// with the temporary file written and not yet renamed: for the tests of what a killed writer leaves.
+    package static func write(
+        _ data: Data, to path: String, durable: Bool = true, flushingFolder: Bool = true, mode: UInt32 = 0o644,
+        crashPoint: StaticString?
+    ) throws {
         let temporary = LibraryLayout.temporary(beside: path)
         let fd = try POSIX.open(temporary, O_WRONLY | O_CREAT | O_EXCL, mode: mode_t(mode))
         var closed = false
@@ -27,6 +36,7 @@ package enum AtomicFile {
             if durable { try POSIX.fsync(fd, path: temporary) }
             closed = true
             _ = close(fd)
+            if let crashPoint { CrashPoint.reached(crashPoint) }
             try POSIX.rename(temporary, path)
         } catch {
             if !closed { _ = close(fd) }

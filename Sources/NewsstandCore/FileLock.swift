@@ -1,3 +1,5 @@
+internal import CSystemShims  // `struct stat` and its members (<sys/stat.h>)
+
 #if canImport(Glibc)
     import Glibc
 #endif
@@ -10,6 +12,11 @@
 /// finds it held leaves that asset to the process holding it. Each holder opens its own descriptor, so two
 /// threads of one process exclude each other too.
 ///
+/// A lock file may be deleted, but only by a process holding its lock (a removal deletes its issue's). Every
+/// taker checks, once it holds the lock, that the path still names the file it locked, and starts over on
+/// the path otherwise: one that opened the file just before the deletion and locked it just after would
+/// else hold a lock that no one else can see, beside a holder of the new file.
+///
 /// A class, not a `~Copyable` struct, so that a lock taken by ``runBlocking(_:)`` can be handed back out of it.
 /// Blocking: call both off the Swift concurrency pool.
 package final class FileLock: Sendable {
@@ -20,14 +27,20 @@ package final class FileLock: Sendable {
     ///
     /// - Throws: ``NewsstandError`` naming `path` when it cannot be opened or locked.
     package init(path: String, shared: Bool = false) throws {
-        let fd = try POSIX.open(path, O_RDWR | O_CREAT)
-        do {
-            try POSIX.call("cannot lock", path: path) { flock(fd, shared ? LOCK_SH : LOCK_EX) }
-        } catch {
-            _ = close(fd)
-            throw error
+        while true {
+            let fd = try POSIX.open(path, O_RDWR | O_CREAT)
+            do {
+                try POSIX.call("cannot lock", path: path) { flock(fd, shared ? LOCK_SH : LOCK_EX) }
+            } catch {
+                _ = close(fd)
+                throw error
+            }
+            if FileLock.isCurrent(fd, path: path) {
+                self.fd = fd
+                return
+            }
+            _ = close(fd)  // deleted by its holder meanwhile: lock the file the path names now
         }
-        self.fd = fd
     }
 
     private init(descriptor: Int32) {
@@ -39,20 +52,33 @@ package final class FileLock: Sendable {
     /// - Returns: The lock, or nil when another holder has it.
     /// - Throws: ``NewsstandError`` naming `path` when it cannot be opened or locked.
     package static func `try`(path: String) throws -> FileLock? {
-        let fd = try POSIX.open(path, O_RDWR | O_CREAT)
-        do {
-            let held = try POSIX.call("cannot lock", path: path, unlessFailingWith: EWOULDBLOCK) {
-                flock(fd, LOCK_EX | LOCK_NB)
-            }
-            guard held != nil else {
+        while true {
+            let fd = try POSIX.open(path, O_RDWR | O_CREAT)
+            do {
+                let held = try POSIX.call("cannot lock", path: path, unlessFailingWith: EWOULDBLOCK) {
+                    flock(fd, LOCK_EX | LOCK_NB)
+                }
+                guard held != nil else {
+                    _ = close(fd)
+                    return nil
+                }
+            } catch {
                 _ = close(fd)
-                return nil
+                throw error
             }
-        } catch {
+            if isCurrent(fd, path: path) { return FileLock(descriptor: fd) }
             _ = close(fd)
-            throw error
         }
-        return FileLock(descriptor: fd)
+    }
+
+    /// Whether `path` still names the file open on `fd` (the same device and inode; `stat` follows a link, as
+    /// `open` did). When either cannot be read the answer is yes: the lock is kept, as before this check.
+    private static func isCurrent(_ fd: Int32, path: String) -> Bool {
+        var held = stat()
+        guard fstat(fd, &held) == 0 else { return true }
+        var named = stat()
+        guard stat(path, &named) == 0 else { return errno != ENOENT }
+        return held.st_dev == named.st_dev && held.st_ino == named.st_ino
     }
 
     /// Whether someone (another process, or another descriptor in this one) holds the lock on `path`,

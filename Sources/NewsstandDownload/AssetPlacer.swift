@@ -165,8 +165,9 @@ struct AssetPlacer: Sendable {
         let standing = try catalog.assetStanding(target.assetID, ofIssueNamed: target.issueName)
         guard let standing, !standing.isBeingRemoved else {
             try? POSIX.unlinkIfPresent(layout.completedFile(target.assetID))
-            // Gone already: its removal deleted the lock file before this lock made it again (cleanup, best effort).
-            if standing == nil { try? POSIX.unlinkIfPresent(layout.issueLock(target.lockName)) }
+            // Gone or going: its removal deletes the lock file before it commits, so this lock may have made it
+            // again; held here, it is this process's to delete (cleanup, best effort; see `FileLock`).
+            try? POSIX.unlinkIfPresent(layout.issueLock(target.lockName))
             throw DownloadRun.AssetRemoved()
         }
         return try body()

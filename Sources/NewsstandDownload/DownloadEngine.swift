@@ -334,7 +334,8 @@ package final class DownloadEngine: Sendable {
                         headers: DownloadEngine.hopHeaders(headers, adding: job.headers, from: job.url, to: hop.url))
                     let current = delegate
                     outcome = try await execute(
-                        request, delegate: current, route: hop.route, received: { current.receivedBytes })
+                        request, delegate: current, route: hop.route, received: { current.receivedBytes },
+                        held: { current.limiterHeld })
                     guard case .redirect(let location) = outcome else { break }
                     // Range and If-Range go along: the validator still names the bytes on disk.
                     guard let next = URL(string: location, relativeTo: hop.url)?.absoluteURL,
@@ -453,13 +454,15 @@ package final class DownloadEngine: Sendable {
         }
     }
 
-    /// Runs one request under the stall watch (which reads `received`), cancelled with the calling task.
+    /// Runs one request under the stall watch (which reads `received`, and leaves out the time `held` says the
+    /// request waited for the rate limiter), cancelled with the calling task.
     /// With the log at info level (`-v`), the request and its answer are logged (``RequestLog``).
     func execute<Delegate: HTTPClientResponseDelegate & Sendable>(
-        _ request: HTTPClient.Request, delegate: Delegate, route: Route, received: @escaping @Sendable () -> Int64
+        _ request: HTTPClient.Request, delegate: Delegate, route: Route, received: @escaping @Sendable () -> Int64,
+        held: (@Sendable () -> Duration)? = nil
     ) async throws -> Delegate.Response where Delegate.Response: Sendable {
         guard logger.logLevel <= .info else {
-            return try await executeQuietly(request, delegate: delegate, route: route, received: received)
+            return try await executeQuietly(request, delegate: delegate, route: route, received: received, held: held)
         }
         // A plain-http request through a proxy is addressed to the proxy; the log names the origin.
         var shown = request.url.absoluteString
@@ -471,7 +474,7 @@ package final class DownloadEngine: Sendable {
             logger: logger, request: request, shownURL: shown, via: route.proxy.map { "\($0.host):\($0.port)" })
         do {
             let response = try await executeQuietly(
-                request, delegate: LoggingDelegate(delegate, log: log), route: route, received: received)
+                request, delegate: LoggingDelegate(delegate, log: log), route: route, received: received, held: held)
             log.finished()
             return response
         } catch {
@@ -481,14 +484,15 @@ package final class DownloadEngine: Sendable {
     }
 
     private func executeQuietly<Delegate: HTTPClientResponseDelegate & Sendable>(
-        _ request: HTTPClient.Request, delegate: Delegate, route: Route, received: @escaping @Sendable () -> Int64
+        _ request: HTTPClient.Request, delegate: Delegate, route: Route, received: @escaping @Sendable () -> Int64,
+        held: (@Sendable () -> Duration)?
     ) async throws -> Delegate.Response where Delegate.Response: Sendable {
         // AsyncHTTPClient's own log (connection pool internals) only at trace level: `-vv` is about requests.
         var clientLogger = logger
         if logger.logLevel > .trace { clientLogger.logLevel = max(logger.logLevel, .warning) }
         let task = try await client(for: route).execute(request: request, delegate: delegate, logger: clientLogger)
         let watch = configuration.stallLimit.map { limit in
-            StallWatch(limit: limit, received: received, stop: { task.cancel() })
+            StallWatch(limit: limit, received: received, held: held, stop: { task.cancel() })
         }
         defer { watch?.cancel() }
         do {

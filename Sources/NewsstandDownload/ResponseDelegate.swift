@@ -45,8 +45,8 @@ final class ResponseDelegate: HTTPClientResponseDelegate, Sendable {
     typealias Response = AttemptOutcome
 
     private let sink: FileSink
-    /// The run's bandwidth budget (`--limit-rate`), when it has one.
-    private let rateLimiter: RateLimiter?
+    /// This attempt's share of the run's bandwidth budget (`--limit-rate`), when it has one.
+    private let flow: RateLimiter.Flow?
     private let requestedOffset: Int64
     private let sentValidator: String?
     private let url: URL
@@ -79,7 +79,7 @@ final class ResponseDelegate: HTTPClientResponseDelegate, Sendable {
         onProgress: @escaping @Sendable (Int64, Int64?) -> Void,
         rateLimiter: RateLimiter? = nil
     ) {
-        self.rateLimiter = rateLimiter
+        self.flow = rateLimiter?.flow()
         self.onStart = onStart
         self.sink = sink
         self.requestedOffset = requestedOffset
@@ -92,6 +92,9 @@ final class ResponseDelegate: HTTPClientResponseDelegate, Sendable {
 
     /// Bytes of body this attempt handed to the sink.
     var receivedBytes: Int64 { state.withLock { $0.received } }
+
+    /// How long this attempt has waited for the run's bandwidth budget (not a stall of its server).
+    var limiterHeld: Duration { flow?.held ?? .zero }
 
     func didReceiveHead(task: HTTPClient.Task<AttemptOutcome>, _ head: HTTPResponseHead) -> EventLoopFuture<Void> {
         let eventLoop = task.eventLoop
@@ -181,9 +184,9 @@ final class ResponseDelegate: HTTPClientResponseDelegate, Sendable {
             // This part is written first: every byte of the first response stays on disk for the ranges.
             written = written.flatMap { task.eventLoop.makeFailedFuture(offer) }
         }
-        guard let rateLimiter else { return written }
+        guard let flow else { return written }
         // The next read waits for both the disk and the run's bandwidth budget.
-        return written.and(rateLimiter.charge(buffer.readableBytes, on: task.eventLoop)).map { _ in }
+        return written.and(flow.charge(buffer.readableBytes, on: task.eventLoop)).map { _ in }
     }
 
     /// The split to make now, once a window has passed since the head and the connection is capped; nil

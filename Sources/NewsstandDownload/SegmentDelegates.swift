@@ -48,7 +48,8 @@ final class SegmentDelegate: HTTPClientResponseDelegate, Sendable {
     private let plan: SegmentPlan
     private let segment: SegmentPlan.Segment
     private let sink: FileSink
-    private let rateLimiter: RateLimiter?
+    /// This segment's share of the run's bandwidth budget (`--limit-rate`), when it has one.
+    private let flow: RateLimiter.Flow?
     private let onBytes: @Sendable (Int) -> Void
 
     private struct State {
@@ -64,12 +65,15 @@ final class SegmentDelegate: HTTPClientResponseDelegate, Sendable {
         self.plan = plan
         self.segment = segment
         self.sink = sink
-        self.rateLimiter = rateLimiter
+        self.flow = rateLimiter?.flow()
         self.onBytes = onBytes
     }
 
     /// Bytes of body this request handed to the sink (for the stall watch).
     var receivedBytes: Int64 { state.withLock { $0.received } }
+
+    /// How long this request has waited for the run's bandwidth budget (not a stall of its server).
+    var limiterHeld: Duration { flow?.held ?? .zero }
 
     func didReceiveHead(task: HTTPClient.Task<Void>, _ head: HTTPResponseHead) -> EventLoopFuture<Void> {
         let headers = head.headers
@@ -117,9 +121,9 @@ final class SegmentDelegate: HTTPClientResponseDelegate, Sendable {
         }
         onBytes(buffer.readableBytes)
         let written = sink.write(buffer, eventLoop: task.eventLoop)
-        guard let rateLimiter else { return written }
+        guard let flow else { return written }
         // Every segment draws on the run's one budget: N connections never get N times the limit.
-        return written.and(rateLimiter.charge(buffer.readableBytes, on: task.eventLoop)).map { _ in }
+        return written.and(flow.charge(buffer.readableBytes, on: task.eventLoop)).map { _ in }
     }
 
     func didReceiveError(task: HTTPClient.Task<Void>, _ error: any Error) {}

@@ -284,7 +284,9 @@ extension DownloadEngine {
                 let request = try request(
                     for: target.url, route: target.route,
                     headers: DownloadEngine.hopHeaders(headers, adding: job.headers, from: job.url, to: target.url))
-                try await execute(request, delegate: delegate, route: target.route, received: { delegate.receivedBytes })
+                try await execute(
+                    request, delegate: delegate, route: target.route, received: { delegate.receivedBytes },
+                    held: { delegate.limiterHeld })
                 _ = try await sink.drain()
                 tracker.addFetched(delegate.receivedBytes)
                 if tracker.segment(run.upperBound).isDone { return }

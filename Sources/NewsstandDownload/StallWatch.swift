@@ -36,7 +36,9 @@ struct StallFailure: Error, Sendable {
 /// Watches one request's body counter and calls `stop` when too little arrived over the window.
 ///
 /// Samples `received()` a few times per window and compares it with the sample one window earlier, so a
-/// single slow patch of less than a window is forgiven.
+/// single slow patch of less than a window is forgiven. Time the request spent waiting for the run's
+/// bandwidth budget (`--limit-rate`) does not count: it reads nothing from its server meanwhile, by design,
+/// so only the time it waits for its server makes up a window.
 final class StallWatch: Sendable {
     /// The failure once fired; a class so that the watching task can share it (a `Mutex` cannot be captured).
     private final class Verdict: Sendable {
@@ -51,19 +53,26 @@ final class StallWatch: Sendable {
     /// - Parameters:
     ///   - limit: The limit.
     ///   - received: The body bytes received so far (read from the watching task).
+    ///   - held: How long the request has waited for the rate limiter so far (``RateLimiter/Flow/held``):
+    ///     left out of every window.
     ///   - stop: Cancels the request; called once, when the limit fires.
-    init(limit: StallLimit, received: @escaping @Sendable () -> Int64, stop: @escaping @Sendable () -> Void) {
+    init(
+        limit: StallLimit, received: @escaping @Sendable () -> Int64, held: (@Sendable () -> Duration)? = nil,
+        stop: @escaping @Sendable () -> Void
+    ) {
         let fired = self.fired
         task = Task {
             let step = max(limit.window / 4, .milliseconds(50))
             let clock = ContinuousClock()
-            let start = clock.now
+            // The time the request waits for its server: the clock's, less what the rate limiter held it.
+            var serverTime: ContinuousClock.Instant { clock.now - (held?() ?? .zero) }
+            let start = serverTime
             // (time, bytes) samples of the last window.
             var samples: [(ContinuousClock.Instant, Int64)] = [(start, received())]
             while !Task.isCancelled {
                 try? await Task.sleep(for: step)
                 if Task.isCancelled { return }
-                let now = clock.now
+                let now = serverTime
                 let bytes = received()
                 samples.append((now, bytes))
                 // The oldest sample at least a window old is the baseline; older ones are dropped.

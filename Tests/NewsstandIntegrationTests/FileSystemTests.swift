@@ -92,6 +92,41 @@ import Testing
         }
     }
 
+    /// A lock file may be deleted by its holder (a removal deletes its issue's). A process that opened it just
+    /// before and was waiting for the lock must not end up holding the deleted file's lock, unseen by anyone who
+    /// opens the path afterwards: it takes the lock of the file the path names now.
+    @Test func aWaiterOfALockFileItsHolderDeletedLocksThePathsFileNow() async throws {
+        try await withTemporaryDirectory { folder in
+            let path = folder.path + "/issue.lock"
+            var holder: FileLock? = try FileLock(path: path)
+            let inode = try #require(fileStatus(path)).st_ino
+            let taken = Locked<FileLock?>(nil)
+            let waiter = Thread {
+                let lock = try? FileLock(path: path)
+                taken.withLock { $0 = lock }
+            }
+            waiter.start()
+            // Waits until the waiter is blocked on this very file (a "->" line of /proc/locks names its inode).
+            let deadline = ContinuousClock.now + .seconds(20)
+            while ContinuousClock.now < deadline {
+                let locks = (try? String(contentsOfFile: "/proc/locks", encoding: .utf8)) ?? ""
+                if locks.split(separator: "\n").contains(where: { $0.contains("->") && $0.contains(":\(inode) ") }) { break }
+                try await Task.sleep(for: .milliseconds(10))
+            }
+            try POSIX.unlinkIfPresent(path)
+            withExtendedLifetime(holder) {}
+            holder = nil
+            while taken.withLock({ $0 == nil }), ContinuousClock.now < deadline + .seconds(20) {
+                try await Task.sleep(for: .milliseconds(10))
+            }
+            let lock = try #require(taken.withLock { $0 })
+            // It holds the lock of the file at the path (made again), so a third taker is refused.
+            #expect(FileLock.isHeld(path: path))
+            #expect(try FileLock.try(path: path) == nil)
+            withExtendedLifetime(lock) {}
+        }
+    }
+
     @Test func assetLocksExcludeEachOtherPerAssetAndPerDescriptor() async throws {
         try await withTemporaryDirectory { folder in
             let layout = LibraryLayout(root: folder.path)
