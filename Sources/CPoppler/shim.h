@@ -69,9 +69,13 @@ static inline unsigned char *cpoppler_render_first_page(const char *path, int wi
     int height = (int)(page_height * scale + 0.5);
     if (height < 1) height = 1;
     if (height > max_height) height = max_height;
-    cairo_surface_t *surface = CPOPPLER_CALL(cairo_image_surface_create)(CAIRO_FORMAT_ARGB32, width, height);
-    unsigned char *pixels = NULL;
-    if (CPOPPLER_CALL(cairo_surface_status)(surface) == CAIRO_STATUS_SUCCESS) {
+    // Drawn straight into the buffer returned (cairo's stride for ARGB32 is width * 4): one page-sized buffer,
+    // not cairo's and a copy of it.
+    size_t size = (size_t)width * height * 4;
+    unsigned char *pixels = CPOPPLER_CALL(cairo_format_stride_for_width)(CAIRO_FORMAT_ARGB32, width) == width * 4 ? malloc(size) : NULL;
+    cairo_surface_t *surface = pixels
+        ? CPOPPLER_CALL(cairo_image_surface_create_for_data)(pixels, CAIRO_FORMAT_ARGB32, width, height, width * 4) : NULL;
+    if (surface && CPOPPLER_CALL(cairo_surface_status)(surface) == CAIRO_STATUS_SUCCESS) {
         cairo_t *cr = CPOPPLER_CALL(cairo_create)(surface);
         CPOPPLER_CALL(cairo_set_source_rgb)(cr, 1, 1, 1);
         CPOPPLER_CALL(cairo_paint)(cr);
@@ -79,17 +83,10 @@ static inline unsigned char *cpoppler_render_first_page(const char *path, int wi
         CPOPPLER_CALL(poppler_page_render)(page, cr);
         CPOPPLER_CALL(cairo_destroy)(cr);
         CPOPPLER_CALL(cairo_surface_flush)(surface);
-        size_t size = (size_t)width * height * 4;
-        pixels = malloc(size);
-        if (pixels && CPOPPLER_CALL(cairo_image_surface_get_stride)(surface) == width * 4) {
-            memcpy(pixels, CPOPPLER_CALL(cairo_image_surface_get_data)(surface), size);
-        } else {
-            free(pixels); pixels = NULL; *error = strdup("cannot hold the rendered page");
-        }
     } else {
-        *error = strdup("cannot make the page's image");
+        free(pixels); pixels = NULL; *error = strdup("cannot make the page's image");
     }
-    CPOPPLER_CALL(cairo_surface_destroy)(surface);
+    if (surface) CPOPPLER_CALL(cairo_surface_destroy)(surface);
     CPOPPLER_CALL(g_object_unref)(page);
     CPOPPLER_CALL(g_object_unref)(document);
     *out_height = height;

@@ -81,15 +81,14 @@ package enum CoverImage {
     /// - Throws: ``CoverRefusal``.
     package static func thumbnails(of data: Data, widths: [Int]) throws(CoverRefusal) -> (Header, [Int: Data]) {
         let header = try header(of: data)
-        // The widest is decoded from the source (shrink-on-load where the format has it), held in memory once,
-        // and the narrower ones are made from it: one decode per image.
-        let ordered = widths.sorted(by: >)
-        guard let widest = ordered.first else { return (header, [:]) }
-        let decoded = try decode(data, width: widest)
-        let held = try decoded.inMemory()
+        // Each width is decoded from the source on its own, streamed from the decoder through the resize into
+        // the encoder: no decoded image is held whole. Shrink-on-load (JPEG's DCT scaling, WebP's) makes the
+        // narrow ones cheap; the 1600 × 2100 JPEG of the covers bench, for one, is decoded at 400 × 525 for 256.
+        // Holding the widest in memory to scale the others from it kept 1024 × 1344 × 3 bytes (4 MiB) for
+        // each cover, and libjpeg's whole-image coefficients for the encode beside them.
         var result: [Int: Data] = [:]
-        for width in ordered {
-            result[width] = try (width == widest || width >= held.width ? held : held.thumbnail(width: width)).jpeg()
+        for width in Set(widths).sorted(by: >) {
+            result[width] = try decode(data, width: width).jpeg()
         }
         return (header, result)
     }

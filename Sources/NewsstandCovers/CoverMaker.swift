@@ -14,8 +14,13 @@ import NewsstandCore
 public struct CoverMaker: CoverMaking {
     public init() {}
 
-    /// Makes and places one issue's cover (see ``CoverMaking/makeCover(_:)``). Blocking.
+    /// Makes and places one issue's cover (see ``CoverMaking/makeCover(_:)``), on the covers' thread
+    /// (``CoverThread``). Blocking.
     public func makeCover(_ request: CoverRequest) throws -> CoverReport {
+        try CoverThread.shared.run { try CoverMaker.make(request) }
+    }
+
+    private static func make(_ request: CoverRequest) throws -> CoverReport {
         defer { Vips.releaseMemory() }
         var refusals: [String] = []
         for candidate in request.candidates {
@@ -36,6 +41,10 @@ public struct CoverMaker: CoverMaking {
 
     /// Decodes the whole file (a small thumbnail of it): a truncated image has a sound header but fails here.
     public func problem(withCoverAt path: String) -> String? {
+        (try? CoverThread.shared.run { CoverMaker.check(path) }) ?? nil
+    }
+
+    private static func check(_ path: String) -> String? {
         do {
             guard let data = try CoverSource.readLimited(path, limit: CoverImage.maxEncodedBytes) else {
                 return "\((path as NSString).lastPathComponent) is missing"
@@ -106,7 +115,8 @@ enum CoverSource {
             return try fromArchive(path, widths: widths)
         case .pdf(let path):
             let page = try PDFPage.render(path)
-            return try rendered(page, source: .pdf, widths: widths)
+            // The page is already in memory (the pixels poppler drew): each output reads them, none copies.
+            return try rendered(page, source: .pdf, widths: widths, hold: false)
         }
     }
 
@@ -159,8 +169,12 @@ enum CoverSource {
     }
 
     /// A drawn image (a PDF page, the placeholder): the cover is its JPEG, the thumbnails scaled from it.
-    private static func rendered(_ image: VipsImage, source: CoverReport.Source, widths: [Int]) throws(CoverRefusal) -> MadeCover {
-        let held = try image.inMemory()
+    /// - Parameter hold: Computes the image into memory first, for a drawing that is costly to compute twice (the
+    ///   placeholder's text); a page poppler drew is in memory already.
+    private static func rendered(
+        _ image: VipsImage, source: CoverReport.Source, widths: [Int], hold: Bool = true
+    ) throws(CoverRefusal) -> MadeCover {
+        let held = hold ? try image.inMemory() : image
         let cover = try held.jpeg()
         var thumbnails: [Int: Data] = [:]
         for width in widths {

@@ -21,7 +21,7 @@ enum PDFPage {
             if let message { cpoppler_free(message) }
             throw CoverRefusal("the PDF's page 1 cannot be rendered: \(reason)")
         }
-        defer { cpoppler_free(pixels) }
+        // The image takes the pixels (freed when it closes): the page is held once, not copied.
         return try VipsImage.make("cannot hold the rendered page") { cvips_from_bgra(pixels, Int32(width), height, $0) }
     }
 }

@@ -1,3 +1,4 @@
+internal import CSystemShims
 import Foundation
 import Logging
 import Newsstand
@@ -115,6 +116,10 @@ public actor Scheduler {
                 let nextWake = startDue(in: &group, continuation: continuation)
                 timer?.cancel()
                 timer = nil
+                // Nothing in flight: the service sleeps until the next due time, and what the start or the last
+                // round freed goes back to the system rather than stay in malloc's arenas (about 2.7 MiB of the
+                // idle service with 1,000 subscriptions).
+                if running.isEmpty { newsstand_return_freed_memory() }
                 // On a simulated clock a check takes no time: let those in flight finish before time moves.
                 if let nextWake, !(clock.isSimulated && !running.isEmpty) {
                     let clock = self.clock

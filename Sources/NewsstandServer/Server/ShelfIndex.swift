@@ -65,7 +65,7 @@ final class ShelfSnapshot: @unchecked Sendable {
     private let facetCache = Mutex<[Facets]?>(nil)
     /// Lower-cased names, made by the first search (kept apart so that a shelf nobody searches does not
     /// hold a second copy of every name).
-    private let searchCache = Mutex<[String]?>(nil)
+    private let searchCache = Mutex<SearchNames?>(nil)
 
     /// What the filters by publication and subscription need of a record.
     struct Facets: Sendable {
@@ -80,9 +80,9 @@ final class ShelfSnapshot: @unchecked Sendable {
     }
 
     /// Every entry's name, lower-cased, in shelf order.
-    func lowercasedNames() -> [String] {
+    func lowercasedNames() -> SearchNames {
         if let cached = searchCache.withLock({ $0 }) { return cached }
-        let names = entries.map { $0.summary.name.lowercased() }
+        let names = SearchNames(entries.lazy.map { $0.summary.name.lowercased() })
         searchCache.withLock { $0 = names }
         ShelfIndex.returnFreedMemory()
         return names
@@ -110,5 +110,39 @@ final class ShelfSnapshot: @unchecked Sendable {
         facetCache.withLock { $0 = facets }
         ShelfIndex.returnFreedMemory()
         return facets
+    }
+}
+
+/// Names for the shelf's search, lower-cased, as one buffer of UTF-8 bytes and where each name ends: 100,000
+/// names held as `[String]` took 9.5 MiB of an idle server after one search (a string object each), as bytes
+/// about 3.5 MiB. A search matches bytes, so "e" also finds an "é" written as "e" and a combining accent.
+struct SearchNames: Sendable {
+    private var bytes: [UInt8] = []
+    private var ends: [UInt32] = []
+
+    init(_ names: some Sequence<String>) {
+        for name in names {
+            bytes.append(contentsOf: name.utf8)
+            ends.append(UInt32(truncatingIfNeeded: bytes.count))
+        }
+    }
+
+    /// Whether the name at `position` contains `needle` (lower-cased UTF-8 bytes).
+    func name(at position: Int, contains needle: [UInt8]) -> Bool {
+        guard !needle.isEmpty else { return true }
+        let start = position == 0 ? 0 : Int(ends[position - 1])
+        let end = Int(ends[position])
+        guard end - start >= needle.count else { return false }
+        return bytes.withUnsafeBufferPointer { all in
+            needle.withUnsafeBufferPointer { wanted in
+                let first = wanted[0]
+                var at = start
+                while at <= end - wanted.count {
+                    if all[at] == first, memcmp(all.baseAddress! + at, wanted.baseAddress!, wanted.count) == 0 { return true }
+                    at += 1
+                }
+                return false
+            }
+        }
     }
 }

@@ -85,8 +85,8 @@ extension ShelfSnapshot {
     /// and subscription filters, the cached facets); only the page's records are read. Blocking.
     func page(_ query: ShelfQuery, read: Set<String>) throws -> ShelfPage {
         let facets = query.publication != nil || query.subscription != nil ? try facets() : nil
-        let needle = query.search?.lowercased()
-        let names = needle == nil ? [] : lowercasedNames()
+        let needle = query.search.map { Array($0.lowercased().utf8) }
+        let names = needle == nil ? SearchNames([]) : lowercasedNames()
         let status = query.status.flatMap { Issue.Status(rawValue: $0 == "pending" ? "none" : $0) }
         func matches(_ position: Int) -> Bool {
             let summary = entries[position].summary
@@ -101,7 +101,7 @@ extension ShelfSnapshot {
                 if let publication = query.publication, facets[position].publication != publication { return false }
                 if let subscription = query.subscription, facets[position].subscription != subscription { return false }
             }
-            if let needle, !names[position].contains(needle) { return false }
+            if let needle, !names.name(at: position, contains: needle) { return false }
             return true
         }
         let filtered = query.status == nil && facets == nil && needle == nil
