@@ -6,7 +6,7 @@ benchmark `--runs` times, prints one Markdown table of ratios to stdout and writ
 bench/results/latest.md (+ latest.json, + timestamped copies). Progress goes to stderr.
 
 This file is the entry point: options, the plan, the report's frame. The harness is in harness.py and
-each benchmark in its own module (large.py, many.py, unpack.py, catalog.py, events.py, feeds.py, ratelimit.py,
+each benchmark in its own module (large.py, many.py, small.py, unpack.py, catalog.py, events.py, feeds.py, ratelimit.py,
 segments.py, covers.py, service.py).
 
 Exit status: 0 when every benchmark ran (missed targets are reported, not failures), 1 when one could
@@ -36,6 +36,7 @@ import feeds  # noqa: E402
 import ratelimit  # noqa: E402
 import segments  # noqa: E402
 import service  # noqa: E402
+import small  # noqa: E402
 import harness  # noqa: E402
 import large  # noqa: E402
 import many  # noqa: E402
@@ -43,7 +44,7 @@ import unpack  # noqa: E402
 from harness import BenchError, Nginx, Report, Terminated, log  # noqa: E402
 
 # In table order.
-BENCHMARKS = (large, many, segments, unpack, catalog, events, feeds, ratelimit, covers, service)
+BENCHMARKS = (large, many, small, segments, unpack, catalog, events, feeds, ratelimit, covers, service)
 ALIASES = {"scale": "catalog"}  # the old name of the library-scale rows
 
 

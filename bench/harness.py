@@ -218,6 +218,10 @@ class Nginx:
         self.proc = None
         self.port = None
         self.extra_listen = []  # more loopback addresses to listen on, as other hosts (the service bench)
+        # (certificate, key) PEM paths: also serve HTTPS with HTTP/2 (ALPN h2, then http/1.1) on `tls_port`
+        # (the small-assets bench); set before start().
+        self.tls = None
+        self.tls_port = None
 
     def start(self):
         nginx = shutil.which("nginx") or "/usr/sbin/nginx"
@@ -230,6 +234,18 @@ class Nginx:
             user_line = f"user {pwd.getpwuid(os.geteuid()).pw_name} {grp.getgrgid(os.getegid()).gr_name};"
         for attempt in range(5):
             self.port = free_port()
+            self.tls_port = free_port() if self.tls else None
+            tls_server = ""
+            if self.tls:
+                # `listen ... ssl http2` (nginx 1.22 of Debian 12; later versions also take `http2 on;`).
+                tls_server = f"""
+    server {{
+        listen 127.0.0.1:{self.tls_port} ssl http2;
+        ssl_certificate {self.tls[0]};
+        ssl_certificate_key {self.tls[1]};
+        root {self.www};
+        location / {{ }}
+    }}"""
             conf = os.path.join(conf_dir, "nginx.conf")
             with open(conf, "w") as f:
                 f.write(f"""{user_line}
@@ -259,7 +275,7 @@ http {{
         location / {{ }}
         # A publisher's CDN that caps each connection (the segments benchmark).
         location /throttled/ {{ alias {self.www}/; limit_rate {THROTTLE_PER_CONNECTION}; }}
-    }}
+    }}{tls_server}
 }}
 """)
             # Own session: Ctrl-C in the terminal does not reach nginx; it is stopped in order below.
@@ -290,6 +306,9 @@ http {{
 
     def url(self, name):
         return f"http://127.0.0.1:{self.port}/{name}"
+
+    def tls_url(self, name):
+        return f"https://127.0.0.1:{self.tls_port}/{name}"
 
     def stop(self):
         proc, self.proc = self.proc, None

@@ -90,7 +90,7 @@ extension Library {
     /// Stops one asset's download in this process. Its partial file and its place in the saved list are
     /// kept, so a later ``resumeDownloads(options:isolation:_:)`` continues it.
     public func cancelDownload(assetID: String) {
-        for task in runningTasks(for: [assetID]) { task.cancel() }
+        for run in activeRuns.values { run.cancel(assetID: assetID) }
     }
 
     /// Bytes of a partial download on disk right now (for live progress of another process's download).

@@ -159,8 +159,8 @@ public actor Library {
     /// Not calling it is safe: a library dropped without it shuts its engine down in the background.
     /// - Throws: A failure to shut the HTTP clients down.
     public func shutdown() async throws {
-        let running = activeRuns.values.flatMap(\.runningTasks)
-        for task in running { task.cancel() }
+        // Stopped, not only cancelled: a run's queued assets must not start after its running ones ended.
+        let running = activeRuns.values.flatMap { $0.stop() }
         for task in running { _ = await task.value }
         await delivery.drain()
         let engines = (engine.map { [$0] } ?? []) + retiredEngines

@@ -76,8 +76,18 @@ package final class DownloadRun: Sendable {
     private let finishing: AsyncSemaphore
     /// One budget for the whole run (`DownloadOptions.rateLimit`).
     private let rateLimiter: RateLimiter?
-    /// The asset tasks still running, by asset identifier.
-    private let tasks = Mutex<[String: Task<Outcome, Never>]>([:])
+    /// The asset tasks still running, by asset identifier, and the queued assets cancelled before they started.
+    private let tasks = Mutex(Tasks())
+    /// Set by ``stop()``: no queued asset starts any more.
+    private let stopping = Mutex(false)
+    /// How many assets are in flight at once (see ``run(_:)``): the `jobs` transfers and as many finishing,
+    /// twice over, so that commits still batch.
+    private let window: Int
+
+    private struct Tasks {
+        var running: [String: Task<Outcome, Never>] = [:]
+        var cancelled: Set<String> = []
+    }
 
     package init(
         layout: LibraryLayout, catalog: Catalog, engine: DownloadEngine, unpackLimits: UnpackLimits,
@@ -95,19 +105,27 @@ package final class DownloadRun: Sendable {
         self.network = AsyncSemaphore(permits: options.jobs)
         self.finishing = AsyncSemaphore(permits: options.jobs)
         self.rateLimiter = options.rateLimit.map { RateLimiter(bytesPerSecond: $0) }
+        self.window = 4 * max(options.jobs, 1)
     }
 
     /// The task downloading `assetID` in this run, if it is still running.
     package func task(for assetID: String) -> Task<Outcome, Never>? {
-        tasks.withLock { $0[assetID] }
+        tasks.withLock { $0.running[assetID] }
     }
 
     /// Every asset task still running.
     package var runningTasks: [Task<Outcome, Never>] {
-        tasks.withLock { Array($0.values) }
+        tasks.withLock { Array($0.running.values) }
     }
 
     /// Runs every item to its outcome. Cancelling the calling task stops them all (partial files kept).
+    ///
+    /// At most ``window`` assets are in flight at once (admitted, transferring, or waiting to be flushed,
+    /// placed and committed); the next one starts as one ends. Every asset used to get its task up front:
+    /// with 10,000 assets queued the run held 10,000 tasks and, since a short transfer is quicker than its
+    /// commit, hundreds of fetched assets waiting for the finishing slots, each with its lock's descriptor
+    /// and a resume record made afresh (no retired one to reuse yet). Memory now stays flat whatever the
+    /// queue's length.
     package func run(_ items: [WorkItem]) async throws -> DownloadSummary {
         var summary = DownloadSummary()
         guard !items.isEmpty else { return summary }
@@ -121,10 +139,20 @@ package final class DownloadRun: Sendable {
             DownloadArea.sweep(layout: layout, catalog: catalog)
             SpaceReserve.ensure(layout)
         }
+        var started = 0
         await withTaskGroup(of: (String, Outcome).self) { group in
-            for item in items {
-                let task = Task { await self.process(item) }
-                tasks.withLock { $0[item.asset.id] = task }
+            /// Starts the next item, unless the run is stopping; false when there is none left to start.
+            func startNext() -> Bool {
+                guard started < items.count, !Task.isCancelled, !stopping.withLock({ $0 }) else { return false }
+                let item = items[started]
+                started += 1
+                let task = tasks.withLock { tasks in
+                    // Cancelled while queued (``cancel(assetID:)``): it ends at once, touching nothing.
+                    let cancelled = tasks.cancelled.remove(item.asset.id) != nil
+                    let task = Task { cancelled ? Outcome.interrupted : await self.process(item) }
+                    tasks.running[item.asset.id] = task
+                    return task
+                }
                 group.addTask {
                     let outcome = await withTaskCancellationHandler {
                         await task.value
@@ -133,9 +161,11 @@ package final class DownloadRun: Sendable {
                     }
                     return (item.asset.id, outcome)
                 }
+                return true
             }
+            for _ in 0..<window where !startNext() { break }
             while let (id, outcome) = await group.next() {
-                _ = tasks.withLock { $0.removeValue(forKey: id) }
+                _ = tasks.withLock { $0.running.removeValue(forKey: id) }
                 switch outcome {
                 case .finished(_, let fetched):
                     summary.finished.append(id)
@@ -147,16 +177,34 @@ package final class DownloadRun: Sendable {
                 case .interrupted: summary.interrupted.append(id)
                 case .removed: break
                 }
+                _ = startNext()
             }
         }
-        if Task.isCancelled {
-            summary.interrupted.append(
-                contentsOf: items.map(\.asset.id).filter {
-                    !summary.finished.contains($0) && summary.failed[$0] == nil && !summary.skipped.contains($0)
-                        && !summary.interrupted.contains($0)
-                })
-        }
+        // Items never started (the run was cancelled or stopped) are interrupted: they stay in the saved
+        // list for a resume.
+        summary.interrupted.append(contentsOf: items[started...].map(\.asset.id))
         return summary
+    }
+
+    /// Stops the run: no queued asset starts any more (each counts as interrupted), and the running ones
+    /// are cancelled. Returns at once, with the tasks it cancelled (to wait for).
+    @discardableResult
+    package func stop() -> [Task<Outcome, Never>] {
+        stopping.withLock { $0 = true }
+        let running = runningTasks
+        for task in running { task.cancel() }
+        return running
+    }
+
+    /// Stops one asset: cancels its task if it is running, or keeps it from starting if it is still queued
+    /// (its partial file and its place in the saved list are kept either way).
+    package func cancel(assetID: String) {
+        let task = tasks.withLock { tasks -> Task<Outcome, Never>? in
+            if let task = tasks.running[assetID] { return task }
+            tasks.cancelled.insert(assetID)
+            return nil
+        }
+        task?.cancel()
     }
 
     // MARK: - One asset

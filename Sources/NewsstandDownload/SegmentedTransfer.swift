@@ -224,7 +224,8 @@ extension DownloadEngine {
                 headers: DownloadEngine.hopHeaders(headers, adding: job.headers, from: job.url, to: hop.url))
             let delegate = ProbeDelegate()
             do {
-                _ = try await execute(request, delegate: delegate, route: hop.route, received: { 0 })
+                _ = try await execute(
+                    request, delegate: delegate, route: hop.route, separateConnections: true, received: { 0 })
             } catch is ProbeDelegate.Stop {}
             guard let answer = delegate.answer else { return nil }
             if [301, 302, 303, 307, 308].contains(answer.status), let location = answer.headers.first(name: "location"),
@@ -285,8 +286,8 @@ extension DownloadEngine {
                     for: target.url, route: target.route,
                     headers: DownloadEngine.hopHeaders(headers, adding: job.headers, from: job.url, to: target.url))
                 try await execute(
-                    request, delegate: delegate, route: target.route, received: { delegate.receivedBytes },
-                    held: { delegate.limiterHeld })
+                    request, delegate: delegate, route: target.route, separateConnections: true,
+                    received: { delegate.receivedBytes }, held: { delegate.limiterHeld })
                 _ = try await sink.drain()
                 tracker.addFetched(delegate.receivedBytes)
                 if tracker.segment(run.upperBound).isDone { return }

@@ -405,6 +405,8 @@ final class TestHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
         var headers = HTTPHeaders()
         headers.add(name: "Date", value: HTTPDate.format(Int64(Date().timeIntervalSince1970)))
         headers.add(name: "Server", value: "NewsstandTestServer")
+        // HTTP/2 has no connection header fields (RFC 9113 §8.2.2): a stream just ends.
+        if version.major >= 2 { return headers }
         if !keepAlive {
             headers.add(name: "Connection", value: "close")
         } else if version.major == 1 && version.minor == 0 {
@@ -415,7 +417,8 @@ final class TestHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
 
     /// HTTP/1.0 clients get 1.0 answers, so that NIO never chunks a body they cannot parse.
     private func responseVersion(_ requestVersion: HTTPVersion) -> HTTPVersion {
-        requestVersion.major == 1 && requestVersion.minor == 0 ? .http1_0 : .http1_1
+        if requestVersion.major >= 2 { return requestVersion }
+        return requestVersion.major == 1 && requestVersion.minor == 0 ? .http1_0 : .http1_1
     }
 
     private static func contentType(forPath path: String) -> String {

@@ -1,6 +1,7 @@
 import Foundation
 import NIOCore
 import NIOHTTP1
+import NIOHTTP2
 import NIOPosix
 import NIOSSL
 import Synchronization
@@ -8,7 +9,8 @@ import Synchronization
 // Over 400 lines, one job: the server's public face (start, content, faults, counters) and the state
 // its handler shares; the handler, bodies and faults are in TestHTTPServer+*.swift.
 
-/// A real HTTP/1.1 server on 127.0.0.1 for tests, with fault injection.
+/// A real HTTP/1.1 server on 127.0.0.1 for tests, with fault injection; with TLS it may also offer
+/// HTTP/2 (ALPN `h2`), each stream answered by the same handler.
 ///
 /// It serves in-memory content (``serve(_:bytes:etag:lastModified:contentType:)``) and files
 /// under directories (``serveDirectory(_:)``) for `GET` and `HEAD`, with single byte ranges,
@@ -44,8 +46,17 @@ public final class TestHTTPServer: Sendable {
     }
 
     /// Starts on 127.0.0.1, port 0 (ephemeral) unless given; with `tls`, it speaks HTTPS.
-    public static func start(port: Int = 0, tls: TLSConfiguration? = nil) async throws -> TestHTTPServer {
+    /// - Parameter http2: With `tls`, offer HTTP/2 in the handshake (ALPN `h2`, then `http/1.1`), as nginx's
+    ///   `listen … ssl http2` does: a client that picks `h2` gets HTTP/2 (each stream's request is recorded
+    ///   with version `HTTP/2.0`), any other client HTTP/1.1. Without it the server offers no protocol and
+    ///   every client speaks HTTP/1.1.
+    public static func start(port: Int = 0, tls: TLSConfiguration? = nil, http2: Bool = false) async throws
+        -> TestHTTPServer
+    {
+        var tls = tls
+        if http2 { tls?.applicationProtocols = ["h2", "http/1.1"] }
         let sslContext = try tls.map { try NIOSSLContext(configuration: $0) }
+        let offersHTTP2 = http2 && sslContext != nil
         // One event loop is plenty for tests; file reads go to the thread pool, never the loop.
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let threadPool = NIOThreadPool(numberOfThreads: 2)
@@ -56,7 +67,30 @@ public final class TestHTTPServer: Sendable {
                 .serverChannelOption(ChannelOptions.backlog, value: 256)
                 .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
                 .childChannelInitializer { channel in
-                    channel.eventLoop.makeCompletedFuture {
+                    if offersHTTP2, let sslContext {
+                        return channel.eventLoop.makeCompletedFuture {
+                            try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: sslContext))
+                        }.flatMap {
+                            channel.configureHTTP2SecureUpgrade(
+                                h2ChannelConfigurator: { connection in
+                                    connection.configureHTTP2Pipeline(mode: .server) { stream in
+                                        stream.eventLoop.makeCompletedFuture {
+                                            try stream.pipeline.syncOperations.addHandler(
+                                                HTTP2FramePayloadToHTTP1ServerCodec())
+                                            try stream.pipeline.syncOperations.addHandler(TestHTTPHandler(core: core))
+                                        }
+                                    }.map { _ in }
+                                },
+                                http1ChannelConfigurator: { connection in
+                                    connection.eventLoop.makeCompletedFuture {
+                                        try connection.pipeline.syncOperations.configureHTTPServerPipeline(
+                                            withErrorHandling: true)
+                                        try connection.pipeline.syncOperations.addHandler(TestHTTPHandler(core: core))
+                                    }
+                                })
+                        }
+                    }
+                    return channel.eventLoop.makeCompletedFuture {
                         if let sslContext {
                             try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: sslContext))
                         }
@@ -221,11 +255,12 @@ public final class TestHTTPServer: Sendable {
     }
 }
 
-/// Runs body with a started server (HTTPS with `tls`) and always shuts it down (also on throw).
+/// Runs body with a started server (HTTPS with `tls`, offering HTTP/2 with `http2`) and always shuts it
+/// down (also on throw).
 public func withTestServer<T: Sendable>(
-    tls: TLSConfiguration? = nil, _ body: (TestHTTPServer) async throws -> T
+    tls: TLSConfiguration? = nil, http2: Bool = false, _ body: (TestHTTPServer) async throws -> T
 ) async throws -> T {
-    let server = try await TestHTTPServer.start(tls: tls)
+    let server = try await TestHTTPServer.start(tls: tls, http2: http2)
     let result: T
     do {
         result = try await body(server)
