@@ -110,8 +110,6 @@ package final class ReadStateStore: Sendable {
     }
 
     private static func identity(_ path: String) -> [Int] {
-        var info = stat()
-        guard stat(path, &info) == 0 else { return [] }
-        return [Int(info.st_ino), Int(info.st_size), Int(info.st_mtim.tv_sec), Int(info.st_mtim.tv_nsec)]
+        POSIX.changeIdentity(path)
     }
 }

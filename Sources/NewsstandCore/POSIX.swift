@@ -159,6 +159,14 @@ package enum POSIX {
         return (fd, info)
     }
 
+    /// What a "has this file changed?" cache compares: inode, size and modification time to the nanosecond
+    /// (following links); empty when the file cannot be read.
+    package static func changeIdentity(_ path: String) -> [Int] {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return [] }
+        return [Int(info.st_ino), Int(info.st_size), Int(info.st_mtim.tv_sec), Int(info.st_mtim.tv_nsec)]
+    }
+
     package static func exists(_ path: String) -> Bool {
         var info = stat()
         return lstat(path, &info) == 0
