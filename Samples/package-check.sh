@@ -8,7 +8,7 @@ version="$(bash "$root/Release/version.sh")"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 git clone --bare -q "$root" "$work/issues.git"
-git -C "$work/issues.git" tag "$version" HEAD
+git -C "$work/issues.git" tag -f "$version" HEAD  # a clone of a released tree has the tag already, on an older commit
 mkdir -p "$work/app/Sources/app"
 cat > "$work/app/Package.swift" <<SWIFT
 // swift-tools-version:6.0
