@@ -194,7 +194,7 @@ import Testing
 
     /// Every command used to delete `.trash` as it opened: a prune or remove in another process that had marked
     /// its issues and was renaming their folders into the trash then failed (ENOENT), its issues stuck "being
-    /// removed". A loop of `list` beside six prunes and six removes: every command succeeds, nothing is stuck,
+    /// removed". A loop of `list` beside eight prunes and eight removes (the finding's eight prunes): every command succeeds, nothing is stuck,
     /// the trash ends empty.
     @Test func aListLoopBesideConcurrentPrunesAndRemovesBreaksNothing() async throws {
         try await withTemporaryDirectory { lib in
@@ -216,7 +216,7 @@ import Testing
                 try Data(repeating: 7, count: 4096).write(to: URL(fileURLWithPath: folder + "/pages/1.pdf"))
             }
             // Pinned, so that the prunes leave them to the removes.
-            let removed = (0..<6).map { "P\($0) 01" }
+            let removed = (0..<8).map { "P\($0) 01" }
             #expect(try run(["pin"] + removed, lib).status == 0)
 
             let stop = lib.path + ".stop"
@@ -236,7 +236,7 @@ import Testing
                 try await Task.sleep(for: .milliseconds(20))
             }
             var commands: [RunningCommand] = []
-            for i in 0..<6 {
+            for i in 0..<8 {
                 commands.append(
                     try CommandRunner.start(
                         CommandRunner.issuesBinary, ["prune", "--library", lib.path, "--keep", "1"],
