@@ -38,7 +38,7 @@ extension Library {
             for removal in report.removed { removedByName[removal.name] = removal }
             for start in stride(from: 0, to: plan.victims.count, by: IssueRemoval.batchSize) {
                 let batch = Array(plan.victims[start..<min(start + IssueRemoval.batchSize, plan.victims.count)])
-                let outcome = try IssueRemoval(catalog: catalog, layout: layout).remove(batch, markFirst: true)
+                let outcome = try IssueRemoval(catalog: catalog, layout: layout, purpose: .prune).remove(batch, markFirst: true)
                 for (issue, bytes) in outcome.removed {
                     guard let planned = removedByName[issue.name] else { continue }
                     done.removed.append(

@@ -360,11 +360,10 @@ public actor Library {
     /// drops it from the catalog.
     ///
     /// The order makes every crash recoverable: the issue is first marked as being removed (still
-    /// listed); then, under the issue's lock and the catalog's lock together, its folder is moved into
-    /// the library's trash in one rename and its record is deleted, so its folder name is never free on
-    /// disk while a record still claims it; then its partial files go and the trash is emptied (what a
-    /// crash leaves there is swept by the next download run). Running `remove` again finishes an
-    /// interrupted one.
+    /// listed), its downloads in this process are cancelled, and then ``IssueRemoval``, the one removal
+    /// `prune` and `verify --repair` use too, moves its folder into the library's trash and deletes its record
+    /// in one change, so its folder name is never free on disk while a record still claims it. Running
+    /// `remove` again finishes an interrupted one.
     /// - Throws: `.issueNotFound`, or I/O errors (the issue then stays listed).
     public func removeIssue(named name: String) async throws {
         let layout = self.layout
@@ -386,42 +385,7 @@ public actor Library {
         for task in running { task.cancel() }
         for task in running { _ = await task.value }
         try await runBlocking {
-            // Held until the content renamed into the trash is deleted: no sweep deletes it under us.
-            let trash = try Trash.hold(layout)
-            defer { withExtendedLifetime(trash) {} }
-            try POSIX.makeDirectory(layout.staging)
-            var trashed: String?
-            do {
-                // Downloads in other processes fill the folder only under this lock, after checking that the
-                // issue is not being removed; so after this, nothing recreates it.
-                let lock = try FileLock(path: layout.issueLock(issue.lockName))
-                defer { withExtendedLifetime(lock) {} }
-                try catalog.write { changes in
-                    // Staged and validated first; the content moves last, when nothing left can fail the change
-                    // but its own commit.
-                    try changes.delete(named: name)
-                    for id in ids { changes.clearPending(id) }
-                    try changes.readTouchedBuckets()
-                    trashed = try IssueContent.moveToTrash(issue, layout: layout)
-                    // Inside the change, not after its commit: a kill in between left the lock file, download files
-                    // and content records of an issue that was gone, for good. This process holds the issue's
-                    // lock, so its lock file is no one else's (see `FileLock`); a download that takes the lock
-                    // afterwards finds the issue being removed or gone, and deletes the file it made.
-                    try POSIX.unlinkIfPresent(layout.issueLock(issue.lockName))
-                    for id in ids {
-                        // A download or unpack still running in another process holds the asset's lock: its files
-                        // and staging folder are its own until it notices the removal, and then it deletes them
-                        // (`DownloadRun`); deleting the staging folder under an extraction failed it half-way.
-                        guard try DownloadArea.discardFiles(of: id, layout: layout) else { continue }
-                        try TreeRemover.remove(layout.stagingFolder(id))
-                        try POSIX.unlinkIfPresent(layout.contentRecord(id))
-                    }
-                    CrashPoint.reached("remove-trashed")
-                }
-            }
-            CrashPoint.reached("remove-deleted")
-            if let trashed { try TreeRemover.remove(trashed) }
-            IssueContent.removeEmptyFolders(of: issue, layout: layout)
+            _ = try IssueRemoval(catalog: catalog, layout: layout, purpose: .remove).remove([issue], markFirst: false)
         }
     }
 

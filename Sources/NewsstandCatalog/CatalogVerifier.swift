@@ -159,7 +159,7 @@ package final class CatalogVerifier {
             let folder = layout.contentFolder(issue.folderName)
             if issue.isBeingRemoved {
                 note(.interruptedRemoval, folder, "the removal of \(issue.name.debugDescription) was cut short") {
-                    let outcome = try IssueRemoval(catalog: catalog, layout: layout, catalogLocked: true)
+                    let outcome = try IssueRemoval(catalog: catalog, layout: layout, purpose: .prune, catalogLocked: true)
                         .remove([issue], markFirst: false)
                     if !outcome.spared.isEmpty {
                         throw NewsstandError(.io, "a download of \(issue.name.debugDescription) is still in flight")

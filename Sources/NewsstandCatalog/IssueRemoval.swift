@@ -1,13 +1,14 @@
 import NewsstandCore
 
-/// Removes a batch of issues in the order of ``Library/removeIssue(named:)``, for `prune` and for
-/// `verify --repair` (which finishes removals a crash cut short). Blocking.
+/// The one removal of issues: `remove`, `unsubscribe --remove-issues`, `prune` and `verify --repair` (which
+/// finishes removals a crash cut short) all come here. Blocking.
 ///
-/// 1. Each issue's lock and every asset's download lock are taken without waiting; an issue whose
-///    lock is held elsewhere is in flight and spared. Holding them, no download or unpack can start
-///    on these issues and nothing can be placed into their folders.
+/// 1. Each issue's lock is taken, and with it its assets' download locks: an explicit removal waits for the
+///    issue's lock (its own process cancelled its downloads first); `prune` takes it only if it is free and
+///    spares an issue in flight. Holding them, no download or unpack can start on these issues and nothing
+///    can be placed into their folders.
 /// 2. One catalog change marks them as being removed (still listed: a crash from here on leaves them
-///    for `verify --repair` or `remove` to finish). A record that became pinned meanwhile is spared.
+///    for `verify --repair` or `remove` to finish). A record that became pinned meanwhile is spared by `prune`.
 /// 3. What each takes on disk is measured: the exact bytes its removal frees.
 /// 4. A second change moves their content folders into `.trash/` (one rename each, inside the change),
 ///    deletes their lock files, download files, staging folders and content records (all held, so no one
@@ -20,16 +21,34 @@ package struct IssueRemoval {
     /// Issues per batch: each holds two descriptors (its folder's lock, its assets' locks) until its batch is done.
     package static let batchSize = 128
 
+    /// Who removes, which decides how locks held elsewhere are met. Its raw value is the `issue.removed`
+    /// events' reason and names the crash points (`remove-trashed`, `prune-deleted`, …).
+    package enum Purpose: String, Sendable {
+        /// `remove` and `unsubscribe --remove-issues`: waits for the issue's lock; an asset whose download
+        /// lock another process holds keeps its download files, which that process deletes when it sees
+        /// the issue gone (`DownloadRun`).
+        case remove
+        /// `prune` and `verify --repair`: an issue whose lock or any of whose assets' locks is held is
+        /// in flight and spared, and so is one pinned meanwhile.
+        case prune
+    }
+
     let catalog: Catalog
     let layout: LibraryLayout
+    let purpose: Purpose
     /// Whether the caller already holds the catalog lock (`verify --repair`).
-    var catalogLocked = false
-    /// The reason the `issue.removed` events give: `prune` unless the caller says otherwise.
-    var reason = "prune"
+    let catalogLocked: Bool
 
     package struct Outcome {
         package var removed: [(issue: Issue, bytes: Int64)] = []
         package var spared: [(issue: Issue, protection: PruneReport.Protection)] = []
+    }
+
+    package init(catalog: Catalog, layout: LibraryLayout, purpose: Purpose, catalogLocked: Bool = false) {
+        self.catalog = catalog
+        self.layout = layout
+        self.purpose = purpose
+        self.catalogLocked = catalogLocked
     }
 
     /// What `issue` takes on disk: its content folder, its assets' partial, finished and resume files,
@@ -45,13 +64,62 @@ package struct IssueRemoval {
         return DiskUsage.bytes(of: paths)
     }
 
+    private enum Step { case marked, trashed, deleted }
+
+    /// The crash points of the tests that kill a removal between its steps (their names are static strings).
+    private func reached(_ step: Step) {
+        switch (purpose, step) {
+        case (.remove, .marked): CrashPoint.reached("remove-marked")
+        case (.remove, .trashed): CrashPoint.reached("remove-trashed")
+        case (.remove, .deleted): CrashPoint.reached("remove-deleted")
+        case (.prune, .marked): CrashPoint.reached("prune-marked")
+        case (.prune, .trashed): CrashPoint.reached("prune-trashed")
+        case (.prune, .deleted): CrashPoint.reached("prune-deleted")
+        }
+    }
+
     private func write<T>(_ body: (inout CatalogChanges) throws -> T) throws -> T {
         catalogLocked ? try catalog.writeHoldingLock(body) : try catalog.write(body)
     }
 
+    /// The locks of one issue and its assets, or nil when `prune` must spare it.
+    private func lock(_ issue: Issue) throws -> (FileLock, AssetLock?)? {
+        switch purpose {
+        case .remove:
+            // Each asset's lock is tried when its files are deleted (``deleteFiles(of:)``).
+            return (try FileLock(path: layout.issueLock(issue.lockName)), nil)
+        case .prune:
+            guard let issueLock = try FileLock.try(path: layout.issueLock(issue.lockName)),
+                // Every asset's lock on one descriptor: an issue costs two, however many assets it has.
+                let held = try AssetLock.try(all: issue.assets.map(\.id), layout: layout)
+            else { return nil }
+            return (issueLock, held)
+        }
+    }
+
+    /// Deletes an asset's download files, content record and staging folder. `prune` holds every asset's
+    /// lock already; `remove` tries it here and leaves the files of an asset held elsewhere to its holder
+    /// (deleting the staging folder under an extraction failed it half-way).
+    private func deleteFiles(of asset: AssetDownload) throws {
+        var held: AssetLock?
+        // No lock file means no process has ever locked an asset here.
+        if purpose == .remove, POSIX.exists(layout.assetLocks) {
+            guard let lock = try AssetLock.try(asset.id, layout: layout) else { return }
+            held = lock
+        }
+        defer { withExtendedLifetime(held) {} }
+        for path in [
+            layout.partialFile(asset.id), layout.completedFile(asset.id), layout.resumeRecord(asset.id),
+            layout.contentRecord(asset.id), layout.legacyAssetLock(asset.id),
+        ] {
+            try POSIX.unlinkIfPresent(path)
+        }
+        try TreeRemover.remove(layout.stagingFolder(asset.id))
+    }
+
     /// Removes `issues`.
     /// - Parameter markFirst: Mark them as being removed first (prune). Without it only issues already
-    ///   marked are removed (finishing interrupted removals); the others are left alone.
+    ///   marked are removed (a removal its caller marked, or one a crash cut short); the others are left alone.
     package func remove(_ issues: [Issue], markFirst: Bool) throws -> Outcome {
         var outcome = Outcome()
         try POSIX.makeDirectory(layout.downloads)
@@ -59,26 +127,19 @@ package struct IssueRemoval {
         // Held until the folders renamed into the trash are deleted: no sweep deletes them under us.
         let trash = try Trash.hold(layout)
         defer { withExtendedLifetime(trash) {} }
-        var locks: [FileLock] = []
-        var assetLocks: [AssetLock] = []
+        var locks: [(FileLock, AssetLock?)] = []
         var lockedNames: [String] = []
         var lockedFolders: [String: String] = [:]  // name → folder name
         for issue in issues {
-            guard let issueLock = try FileLock.try(path: layout.issueLock(issue.lockName)) else {
+            guard let held = try lock(issue) else {
                 outcome.spared.append((issue, .inFlight))
                 continue
             }
-            // Every asset's lock on one descriptor: an issue costs two, however many assets it has.
-            guard let held = try AssetLock.try(all: issue.assets.map(\.id), layout: layout) else {
-                outcome.spared.append((issue, .inFlight))
-                continue
-            }
-            locks.append(issueLock)
-            assetLocks.append(held)
+            locks.append(held)
             lockedNames.append(issue.name)
             lockedFolders[issue.name] = issue.lockName
         }
-        defer { withExtendedLifetime((locks, assetLocks)) {} }
+        defer { withExtendedLifetime(locks) {} }
         guard !lockedNames.isEmpty else { return outcome }
 
         let marked = try write { changes -> [Issue] in
@@ -92,7 +153,7 @@ package struct IssueRemoval {
                 }
                 if !current.isBeingRemoved {
                     guard markFirst else { continue }
-                    if current.isPinned {
+                    if current.isPinned, purpose == .prune {
                         outcome.spared.append((current, .pinned))
                         continue
                     }
@@ -106,12 +167,12 @@ package struct IssueRemoval {
             }
             return marked
         }
-        CrashPoint.reached("prune-marked")
+        reached(.marked)
         let sizes = marked.map { IssueRemoval.bytesOnDisk(of: $0, layout: layout) }
         var trashed: [String] = []
         try write { changes in
             // Staged and validated (every bucket readable) before any folder moves.
-            changes.removalReason = reason
+            changes.removalReason = purpose.rawValue
             for issue in marked {
                 try changes.delete(named: issue.name)
                 for asset in issue.assets { changes.clearPending(asset.id) }
@@ -123,30 +184,16 @@ package struct IssueRemoval {
                 // files and content records of issues that were gone). This process holds the issue's lock and its
                 // assets' locks, so these files are no one else's (see `FileLock`).
                 try POSIX.unlinkIfPresent(layout.issueLock(issue.lockName))
-                for asset in issue.assets {
-                    for path in [
-                        layout.partialFile(asset.id), layout.completedFile(asset.id), layout.resumeRecord(asset.id),
-                        layout.contentRecord(asset.id), layout.legacyAssetLock(asset.id),
-                    ] {
-                        try POSIX.unlinkIfPresent(path)
-                    }
-                    try TreeRemover.remove(layout.stagingFolder(asset.id))
-                }
+                for asset in issue.assets { try deleteFiles(of: asset) }
             }
-            CrashPoint.reached("prune-trashed")
+            reached(.trashed)
         }
-        CrashPoint.reached("prune-deleted")
+        reached(.deleted)
         for (issue, bytes) in zip(marked, sizes) {
             IssueContent.removeEmptyFolders(of: issue, layout: layout)
             outcome.removed.append((issue, bytes))
         }
         for path in trashed { try TreeRemover.remove(path) }
         return outcome
-    }
-
-    package init(catalog: NewsstandCatalog.Catalog, layout: NewsstandCore.LibraryLayout, catalogLocked: Bool = false) {
-        self.catalog = catalog
-        self.layout = layout
-        self.catalogLocked = catalogLocked
     }
 }
