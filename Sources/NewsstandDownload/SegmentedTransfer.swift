@@ -1,5 +1,3 @@
-// Over 400 lines, one job: a segmented download (probe, plan, ranges on several connections,
-// resume, fallback); the delegates and the plan are in their own files.
 import AsyncHTTPClient
 import Foundation
 import Logging
@@ -30,6 +28,55 @@ extension DownloadEngine {
     func fetchSegmented(
         _ job: Job, known: Probe? = nil, keeping keptBytes: Int64 = 0, progress: @escaping @Sendable (Progress) -> Void
     ) async throws -> Result? {
+        guard let (probe, plan) = try await plan(for: job, known: known, keeping: keptBytes) else { return nil }
+        let remaining = plan.total - plan.received
+        let folder = (job.partialPath as NSString).deletingLastPathComponent
+        if let figures = FreeSpace.shortfall(needing: remaining, at: folder) {
+            throw NewsstandError(
+                .insufficientSpace,
+                FreeSpace.message("to download \(job.url.absoluteString)", needing: remaining, figures: figures, path: folder))
+        }
+        var record = ResumeRecord(
+            url: job.url.absoluteString, etag: probe.etag, lastModified: probe.lastModified, expectedBytes: plan.total,
+            contentDisposition: probe.contentDisposition, contentType: probe.contentType)
+        record.segments = plan
+        let base = record
+        try await runBlocking { try base.save(job.recordPath) }
+
+        let tracker = SegmentTracker(plan: plan, record: base, job: job)
+        let throttle = ProgressThrottle(start: ContinuousClock.now, baseline: plan.received, bodyStart: 0)
+        progress(.started(resumingFrom: plan.received, expected: plan.total))
+        let onBytes: @Sendable (Int) -> Void = { count in
+            let total = tracker.receive(count)
+            if let rate = throttle.shouldReport(total: total) {
+                progress(.bytes(received: total, expected: plan.total, bytesPerSecond: rate))
+            }
+        }
+        do {
+            try await fetchRanges(
+                of: job, plan: plan, target: probe.target, foundCapped: known != nil, tracker: tracker, onBytes: onBytes,
+                progress: progress)
+        } catch let disagreement as SegmentDisagreement {
+            logger.debug("starting \(job.url.absoluteString) over on one connection: \(disagreement.reason)")
+            try await discard(job)
+            return nil
+        } catch {
+            // Cancelled or failed: what landed is saved for a resume.
+            try? await runBlocking { try tracker.save() }
+            throw error
+        }
+        // Every range is whole: no plan is needed any more, and the record reads as a plain complete one.
+        try await runBlocking { try base.withoutSegments.save(job.recordPath) }
+        let size = try await checkedWhole(job, total: plan.total)
+        progress(.bytes(received: size, expected: size, bytesPerSecond: throttle.finalRate(total: size)))
+        return Result(size: size, record: base.withoutSegments, bytesFetched: tracker.fetched)
+    }
+
+    /// The plan to fetch `job` by: a saved one that still fits its file and the server's version, or a new one
+    /// from a probe (or from `known`, the first response of an automatic split).
+    /// - Returns: The probe and the plan, or nil when the asset is to be fetched on one connection (a saved
+    ///   plan that no longer fits is discarded then).
+    private func plan(for job: Job, known: Probe?, keeping keptBytes: Int64) async throws -> (Probe, SegmentPlan)? {
         let saved = ResumeRecord.load(job.recordPath)
         let fileSize = POSIX.fileSize(job.partialPath) ?? 0
         if let plan = saved?.segments, !plan.isConsistent(fileSize: fileSize) || plan.bootID != SegmentPlan.currentBootID {
@@ -54,148 +101,117 @@ extension DownloadEngine {
             // Nothing planned yet: the one-connection path meets the same failure with its own retries.
             return nil
         }
-        let plan: SegmentPlan
         if let kept = saved?.segments, kept.total == probe.total, kept.validator == probe.validator {
             // The record lags the file by up to about a MiB per range: what landed since is on disk.
             let partial = job.partialPath
-            plan = try await runBlocking { kept.advancedToBytesOnDisk(in: partial) }
-        } else {
-            if saved?.segments != nil { try await discard(job) }
-            var fresh = SegmentPlan(total: probe.total, validator: probe.validator, count: job.segments ?? SegmentPlan.automaticCount)
-            guard fresh.segments.count > 1 else { return nil }
-            fresh.markReceived(upTo: keptBytes)
-            plan = fresh
+            return (probe, try await runBlocking { kept.advancedToBytesOnDisk(in: partial) })
         }
-        let remaining = plan.total - plan.received
-        let folder = (job.partialPath as NSString).deletingLastPathComponent
-        if let figures = FreeSpace.shortfall(needing: remaining, at: folder) {
-            throw NewsstandError(
-                .insufficientSpace,
-                FreeSpace.message("to download \(job.url.absoluteString)", needing: remaining, figures: figures, path: folder))
-        }
-        var record = ResumeRecord(
-            url: job.url.absoluteString, etag: probe.etag, lastModified: probe.lastModified, expectedBytes: plan.total,
-            contentDisposition: probe.contentDisposition, contentType: probe.contentType)
-        record.segments = plan
-        let base = record
-        try await runBlocking { try base.save(job.recordPath) }
+        if saved?.segments != nil { try await discard(job) }
+        var fresh = SegmentPlan(total: probe.total, validator: probe.validator, count: job.segments ?? SegmentPlan.automaticCount)
+        guard fresh.segments.count > 1 else { return nil }
+        fresh.markReceived(upTo: keptBytes)
+        return (probe, fresh)
+    }
 
-        let tracker = SegmentTracker(plan: plan, record: base, job: job)
-        let startedAt = ContinuousClock.now
-        let throttle = ProgressThrottle(start: startedAt, baseline: plan.received, bodyStart: 0)
-        progress(.started(resumingFrom: plan.received, expected: plan.total))
-        let onBytes: @Sendable (Int) -> Void = { count in
-            let total = tracker.receive(count)
-            if let rate = throttle.shouldReport(total: total) {
-                progress(.bytes(received: total, expected: plan.total, bytesPerSecond: rate))
-            }
-        }
-        do {
-            let ranges = RangeQueue(plan.segments.indices.filter { !plan.segments[$0].isDone })
-            let most = min(job.segments ?? SegmentPlan.automaticCount, plan.segments.count)
-            let uncappedRate = configuration.uncappedRate
-            // A connection takes the next range not yet started. The others open only when the first one turns
-            // out to be capped (see SegmentRamp), so an uncapped server keeps one: segments never slow it.
-            try await withThrowingTaskGroup(of: Bool.self) { group in
-                var connections = 0
-                let start = (bytes: tracker.receivedSoFar, time: ContinuousClock.now)
-                func addConnection() {
-                    connections += 1
-                    let first = connections == 1
-                    group.addTask {
-                        while let run = ranges.next(joiningWhile: { tracker.segment($0).next == tracker.segment($0).start }) {
-                            try await self.fetchSegments(
-                                run, of: job, plan: plan, target: probe.target, tracker: tracker, onBytes: onBytes,
-                                progress: progress)
-                            // A whole range in less than the window, faster than any cap: the look would say the
-                            // same later, after a request and a pause at each boundary until then.
-                            if first, !ranges.isJoining,
-                                SegmentRamp.isUncapped(
-                                    range: tracker.receivedSoFar - start.bytes, over: ContinuousClock.now - start.time,
-                                    uncapped: uncappedRate)
-                            {
-                                ranges.joinRest()
-                            }
-                        }
-                        return false
-                    }
-                }
-                func scheduleLook() {
-                    group.addTask {
-                        // Cut short (cancelled) when every range is done before the window ends.
-                        try? await Task.sleep(for: SegmentRamp.window)
-                        return true
-                    }
-                }
-                if most <= 1 { ranges.joinRest() }
-                addConnection()
-                if known != nil {
-                    // Found capped already, on the first response's connection.
-                    for _ in 0..<min(most - connections, ranges.remaining) { addConnection() }
-                } else if most > 1, ranges.remaining > 0 {
-                    scheduleLook()
-                }
-                do {
-                    while let isLook = try await group.next() {
-                        guard isLook else {
-                            connections -= 1
-                            if connections == 0 { group.cancelAll() }  // no range left: stop waiting to look
-                            continue
-                        }
-                        // Decided already: the first connection found itself uncapped at a range's end.
-                        guard connections > 0, !ranges.isJoining else { continue }
-                        let bytes = tracker.receivedSoFar - start.bytes
-                        let capped = SegmentRamp.isCapped(
-                            bytes: bytes, over: ContinuousClock.now - start.time, uncapped: uncappedRate)
-                        logger.debug(
-                            "\(job.url.absoluteString): \(bytes) bytes on one connection in the first window; \(capped ? "capped, opening more" : "not capped")")
-                        // One connection from here on: it asks for the ranges left in one request, not one each.
-                        guard capped else {
+    /// Fetches every range not done yet. A connection takes the next range not yet started; the others open
+    /// only when the first one turns out to be capped (see ``SegmentRamp``), so an uncapped server keeps one:
+    /// segments never slow it.
+    /// - Parameter foundCapped: The first response's connection was found capped already: every connection
+    ///   opens at once.
+    private func fetchRanges(
+        of job: Job, plan: SegmentPlan, target: Hop, foundCapped: Bool, tracker: SegmentTracker,
+        onBytes: @escaping @Sendable (Int) -> Void, progress: @escaping @Sendable (Progress) -> Void
+    ) async throws {
+        let ranges = RangeQueue(plan.segments.indices.filter { !plan.segments[$0].isDone })
+        let most = min(job.segments ?? SegmentPlan.automaticCount, plan.segments.count)
+        let uncappedRate = configuration.uncappedRate
+        try await withThrowingTaskGroup(of: Bool.self) { group in
+            var connections = 0
+            let start = (bytes: tracker.receivedSoFar, time: ContinuousClock.now)
+            func addConnection() {
+                connections += 1
+                let first = connections == 1
+                group.addTask {
+                    while let run = ranges.next(joiningWhile: { tracker.segment($0).next == tracker.segment($0).start }) {
+                        try await self.fetchSegments(
+                            run, of: job, plan: plan, target: target, tracker: tracker, onBytes: onBytes,
+                            progress: progress)
+                        // A whole range in less than the window, faster than any cap: the look would say the
+                        // same later, after a request and a pause at each boundary until then.
+                        if first, !ranges.isJoining,
+                            SegmentRamp.isUncapped(
+                                range: tracker.receivedSoFar - start.bytes, over: ContinuousClock.now - start.time,
+                                uncapped: uncappedRate)
+                        {
                             ranges.joinRest()
-                            continue
                         }
-                        for _ in 0..<min(most - connections, ranges.remaining) { addConnection() }
                     }
-                } catch {
-                    ranges.close()
-                    group.cancelAll()
-                    try? await group.waitForAll()
-                    throw error
+                    return false
                 }
             }
-        } catch let disagreement as SegmentDisagreement {
-            logger.debug("starting \(job.url.absoluteString) over on one connection: \(disagreement.reason)")
-            try await discard(job)
-            return nil
-        } catch {
-            // Cancelled or failed: what landed is saved for a resume.
-            try? await runBlocking { try tracker.save() }
-            throw error
-        }
-        // Every range is whole: no plan is needed any more, and the record reads as a plain complete one.
-        try await runBlocking { try base.withoutSegments.save(job.recordPath) }
-        let size = POSIX.fileSize(job.partialPath) ?? 0
-        guard size == plan.total else {
-            try await discard(job)
-            throw NewsstandError(.lengthMismatch, "\(job.url.absoluteString) came to \(size) of \(plan.total) bytes")
-        }
-        if job.sha256 != nil {
-            let path = job.partialPath
-            let digest = try await runBlocking { FileDigest.sha256(of: path) }
-            do {
-                try verify(job, digest: digest)
-            } catch {
-                // As on one connection: the bad file goes (the error says so).
-                let (partial, record) = (job.partialPath, job.recordPath)
-                try await runBlocking {
-                    try POSIX.unlinkIfPresent(partial)
-                    try POSIX.unlinkIfPresent(record)
+            if most <= 1 { ranges.joinRest() }
+            addConnection()
+            if foundCapped {
+                for _ in 0..<min(most - connections, ranges.remaining) { addConnection() }
+            } else if most > 1, ranges.remaining > 0 {
+                group.addTask {
+                    // The look. Cut short (cancelled) when every range is done before the window ends.
+                    try? await Task.sleep(for: SegmentRamp.window)
+                    return true
                 }
+            }
+            do {
+                while let isLook = try await group.next() {
+                    guard isLook else {
+                        connections -= 1
+                        if connections == 0 { group.cancelAll() }  // no range left: stop waiting to look
+                        continue
+                    }
+                    // Decided already: the first connection found itself uncapped at a range's end.
+                    guard connections > 0, !ranges.isJoining else { continue }
+                    let bytes = tracker.receivedSoFar - start.bytes
+                    let capped = SegmentRamp.isCapped(
+                        bytes: bytes, over: ContinuousClock.now - start.time, uncapped: uncappedRate)
+                    logger.debug(
+                        "\(job.url.absoluteString): \(bytes) bytes on one connection in the first window; \(capped ? "capped, opening more" : "not capped")")
+                    // One connection from here on: it asks for the ranges left in one request, not one each.
+                    guard capped else {
+                        ranges.joinRest()
+                        continue
+                    }
+                    for _ in 0..<min(most - connections, ranges.remaining) { addConnection() }
+                }
+            } catch {
+                ranges.close()
+                group.cancelAll()
+                try? await group.waitForAll()
                 throw error
             }
         }
-        progress(.bytes(received: size, expected: size, bytesPerSecond: throttle.finalRate(total: size)))
-        return Result(size: size, record: base.withoutSegments, bytesFetched: tracker.fetched)
+    }
+
+    /// Checks the finished file: its size, and its SHA-256 when the job names one (computed from the file,
+    /// as ranges arrive out of order). A bad file goes, as on one connection (the error says so).
+    /// - Returns: The file's size.
+    private func checkedWhole(_ job: Job, total: Int64) async throws -> Int64 {
+        let size = POSIX.fileSize(job.partialPath) ?? 0
+        guard size == total else {
+            try await discard(job)
+            throw NewsstandError(.lengthMismatch, "\(job.url.absoluteString) came to \(size) of \(total) bytes")
+        }
+        guard job.sha256 != nil else { return size }
+        let (partial, record) = (job.partialPath, job.recordPath)
+        let digest = try await runBlocking { FileDigest.sha256(of: partial) }
+        do {
+            try verify(job, digest: digest)
+        } catch {
+            try await runBlocking {
+                try POSIX.unlinkIfPresent(partial)
+                try POSIX.unlinkIfPresent(record)
+            }
+            throw error
+        }
+        return size
     }
 
     /// What the probe learned: where the bytes are (after redirects) and which version they are.
@@ -329,161 +345,6 @@ extension DownloadEngine {
         headers.add(name: "User-Agent", value: NewsstandInfo.userAgent)
         headers.add(name: "Accept-Encoding", value: "identity")
         return headers
-    }
-}
-
-/// The ranges' progress, shared by their transfers: the bytes received (for progress events) and the
-/// bytes landed on disk (for the plan in the resume record).
-///
-/// The record is saved from the sinks' queues once a range has landed another MiB since its last save,
-/// and at most four times a second (saving every 20 ms slowed a fast download by a tenth, bench
-/// `segments`, unthrottled). A `kill -9` does not cost the bytes landed since: a resume finds them in the
-/// partial file (``SegmentPlan/advancedToBytesOnDisk(in:)``), so what is fetched again is what was in
-/// flight, plus the last few KiB of a range when they end in zeros. Nothing is
-/// flushed on the way (flushing a file being written at disk speed stalls the download): the plan names
-/// the boot it was saved in, and after a restart of the machine, when the page cache and with it bytes
-/// the plan claims may be lost, it is not trusted (see ``SegmentPlan/bootID``).
-final class SegmentTracker: Sendable {
-    private struct State {
-        var plan: SegmentPlan
-        var savedNext: [Int64]
-        var lastSave: ContinuousClock.Instant
-        var received: Int64
-        var fetched: Int64 = 0
-    }
-    private let state: Mutex<State>
-    /// Orders the saves: a later snapshot never lands before an earlier one.
-    private let saving = Mutex<Void>(())
-    private let record: ResumeRecord
-    private let job: DownloadEngine.Job
-    private static let saveStep: Int64 = 1 << 20
-
-    init(plan: SegmentPlan, record: ResumeRecord, job: DownloadEngine.Job) {
-        state = Mutex(
-            State(
-                plan: plan, savedNext: plan.segments.map(\.next), lastSave: .now, received: plan.received))
-        self.record = record
-        self.job = job
-    }
-
-    func segment(_ index: Int) -> SegmentPlan.Segment { state.withLock { $0.plan.segments[index] } }
-
-    /// Bytes fetched over the network by this run (for the summary).
-    var fetched: Int64 { state.withLock { $0.fetched } }
-
-    func addFetched(_ bytes: Int64) { state.withLock { $0.fetched += bytes } }
-
-    /// The asset's bytes received so far.
-    var receivedSoFar: Int64 { state.withLock { $0.received } }
-
-    /// Counts bytes received (not yet landed). - Returns: The asset's bytes received so far.
-    func receive(_ count: Int) -> Int64 {
-        state.withLock { state in
-            state.received += Int64(count)
-            return state.received
-        }
-    }
-
-    /// The bytes of a run of adjacent ranges have landed up to `end`: each range's cursor moves to the part
-    /// of `end` inside it. Saves the plan when it is due.
-    func landed(_ run: ClosedRange<Int>, at end: Int64) {
-        let due = state.withLock { state -> Bool in
-            var due = false
-            for index in run {
-                let segment = state.plan.segments[index]
-                // A range of the run that was already whole moves no cursor, and is no reason to save.
-                let next = min(end, segment.end)
-                guard next > segment.next else { continue }
-                state.plan.segments[index].next = next
-                let done = next >= segment.end
-                if done || next - state.savedNext[index] >= SegmentTracker.saveStep {
-                    due = due || done || ContinuousClock.now - state.lastSave >= .milliseconds(250)
-                }
-            }
-            return due
-        }
-        if due { try? save() }
-    }
-
-    /// Saves the plan as it stands (every cursor in it has landed). Blocking.
-    func save() throws {
-        try saving.withLock { _ in
-            let plan = state.withLock { state -> SegmentPlan in
-                state.savedNext = state.plan.segments.map(\.next)
-                state.lastSave = .now
-                return state.plan
-            }
-            var updated = record
-            updated.segments = plan
-            try updated.save(job.recordPath)
-        }
-    }
-}
-
-/// The ranges not started yet, taken one at a time by the connections.
-final class RangeQueue: Sendable {
-    private struct State {
-        var pending: [Int]?
-        var joining = false
-    }
-    private let state: Mutex<State>
-
-    init(_ indices: [Int]) { state = Mutex(State(pending: indices)) }
-
-    /// The next range to fetch, with (after ``joinRest()``) the adjacent ranges after it for which
-    /// `untouched` holds, so that one request asks for them all; nil when none is left (or the transfer is
-    /// being stopped). A range with bytes already on disk ends a run: its bytes are never asked for again.
-    func next(joiningWhile untouched: (Int) -> Bool) -> ClosedRange<Int>? {
-        state.withLock { state in
-            guard let first = state.pending?.first else { return nil }
-            state.pending?.removeFirst()
-            var last = first
-            while state.joining, let following = state.pending?.first, following == last + 1, untouched(following) {
-                state.pending?.removeFirst()
-                last = following
-            }
-            return first...last
-        }
-    }
-
-    var remaining: Int { state.withLock { $0.pending?.count ?? 0 } }
-
-    /// Whether ``joinRest()`` was called.
-    var isJoining: Bool { state.withLock { $0.joining } }
-
-    /// No more connections will open: from now on a connection takes every adjacent range left at once,
-    /// because a range of its own each would cost a request and a pause at each boundary.
-    func joinRest() { state.withLock { $0.joining = true } }
-
-    /// Hands out nothing more.
-    func close() { state.withLock { $0.pending = nil } }
-}
-
-/// Whether a segmented download gets more than one connection: it starts with one, and after one
-/// window adds the rest only if that one is slower than a fast local link. A server that caps each
-/// connection (the reason for segments) is far below it; one that does not, over loopback or a LAN, is
-/// above it and keeps one connection, where more would only contend for the same disk and cores. A
-/// single look over a whole window, because servers that cap connections send in bursts (nginx's
-/// `limit_rate` about once a second), which shorter measures of change misread.
-enum SegmentRamp {
-    static let window: Duration = .milliseconds(300)
-    /// One connection at least this fast (bytes per second) is not being capped.
-    static let uncapped: Double = 64 * 1024 * 1024
-
-    /// Whether to open the other connections, given the bytes one connection received over `elapsed`.
-    static func isCapped(bytes: Int64, over elapsed: Duration, uncapped: Double = uncapped) -> Bool {
-        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-        return seconds > 0 && Double(bytes) / seconds < uncapped
-    }
-
-    /// The least a connection must have received, at a range's end, to be judged before the window ends:
-    /// more than a capping server's bursts (nginx's `limit_rate` sends about a second's worth at once).
-    static let earlyJudgement: Int64 = 16 * 1024 * 1024
-
-    /// Whether one connection that received `bytes` over `elapsed`, ending a range, is surely not capped:
-    /// enough bytes to be more than a burst, at least as fast as ``uncapped``.
-    static func isUncapped(range bytes: Int64, over elapsed: Duration, uncapped: Double = uncapped) -> Bool {
-        bytes >= earlyJudgement && elapsed < window && !isCapped(bytes: bytes, over: elapsed, uncapped: uncapped)
     }
 }
 
