@@ -104,18 +104,33 @@ let package = Package(
             name: "NewsstandSubscriptions",
             dependencies: ["NewsstandCore", "NewsstandCatalog", "NewsstandFeeds"]
         ),
+        // The machine-readable shapes: one set of `Codable` report types for every `--json` output, the sidecar,
+        // the events and the HTTP API.
+        .target(
+            name: "NewsstandReports",
+            dependencies: ["NewsstandCore", "NewsstandCatalog", "NewsstandFeeds", "NewsstandSubscriptions"]
+        ),
+        // Events out: following the event log, and delivering its events to hooks (programs, webhooks).
+        .target(
+            name: "NewsstandEvents",
+            dependencies: [
+                "NewsstandCore", "NewsstandCatalog", "NewsstandReports",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                // The webhook's request (its method, body and status).
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ]
+        ),
         // The façade: the `Library` actor and its public API.
         .target(
             name: "Newsstand",
             dependencies: [
                 "NewsstandCore", "NewsstandArchive", "NewsstandCatalog", "NewsstandDownload", "NewsstandFeeds",
-                "NewsstandSubscriptions",
+                "NewsstandSubscriptions", "NewsstandReports", "NewsstandEvents",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "Crypto", package: "swift-crypto"),
-                // The webhook's request (its method, body and status): hook delivery.
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
             ]
         ),
 

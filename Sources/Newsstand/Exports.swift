@@ -4,5 +4,7 @@
 @_exported import NewsstandCatalog
 @_exported import NewsstandCore
 @_exported import NewsstandDownload
+@_exported import NewsstandEvents
 @_exported import NewsstandFeeds
+@_exported import NewsstandReports
 @_exported import NewsstandSubscriptions

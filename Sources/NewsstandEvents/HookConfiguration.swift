@@ -38,7 +38,7 @@ public struct Hook: Sendable, Hashable {
 }
 
 /// Reads the `hooks` section of `LIBRARY/config.json`.
-enum HookConfiguration {
+package enum HookConfiguration {
     static let kinds = [
         "issue.added", "issue.available", "issue.failed", "issue.removed", "subscription.added",
         "subscription.failing", "subscription.gone", "subscription.moved", "library.low-space",
@@ -46,7 +46,7 @@ enum HookConfiguration {
 
     /// The hooks configured in the file at `path`; none when the file or its `hooks` key is missing.
     /// - Throws: `.invalidHooks` naming the file and the first thing wrong with its `hooks`.
-    static func read(_ path: String) throws -> [Hook] {
+    package static func read(_ path: String) throws -> [Hook] {
         guard let data = try AtomicFile.read(path) else { return [] }
         func bad(_ reason: String) -> NewsstandError {
             NewsstandError(.invalidHooks, "\(path): \(reason)")

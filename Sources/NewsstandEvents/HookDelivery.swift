@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import NewsstandReports
 import Crypto
 import Foundation
 import Logging
@@ -19,7 +20,7 @@ import Synchronization
 /// hooks: by the next process that delivers, with backoff from 30 s up to an hour) for a day, then skipped with
 /// an error in the log. A resident process (`issues serve`) calls ``keepRetrying()`` and is then that next
 /// process itself: a timer nudges delivery when the earliest backoff ends.
-final class HookDelivery: Sendable {
+package final class HookDelivery: Sendable {
     private let catalog: Catalog
     private let layout: LibraryLayout
     private let logger: Logger
@@ -49,7 +50,7 @@ final class HookDelivery: Sendable {
         return 30
     }()
 
-    init(catalog: Catalog, layout: LibraryLayout, hooks: [Hook], logger: Logger) {
+    package init(catalog: Catalog, layout: LibraryLayout, hooks: [Hook], logger: Logger) {
         self.catalog = catalog
         self.layout = layout
         self.hooks = hooks
@@ -60,7 +61,7 @@ final class HookDelivery: Sendable {
 
     /// Starts a hook at the log's end the first time it is seen, so that a new hook is not handed the whole
     /// history, yet gets every event of the changes made after this. Blocking.
-    func startNewHooks() throws {
+    package func startNewHooks() throws {
         guard !hooks.isEmpty else { return }
         var end: Int64?
         for hook in hooks where !POSIX.exists(layout.hookPosition(hook.name)) {
@@ -71,7 +72,7 @@ final class HookDelivery: Sendable {
     }
 
     /// Asks for a delivery round (called after a commit that appended events); returns at once.
-    func nudge() {
+    package func nudge() {
         guard !hooks.isEmpty else { return }
         state.withLock { state in
             if state.task != nil {
@@ -83,22 +84,22 @@ final class HookDelivery: Sendable {
     }
 
     /// Waits until every round asked for so far is done (not for a retry timer's later round).
-    func drain() async {
+    package func drain() async {
         while let task = state.withLock({ $0.task }) { await task.value }
     }
 
     /// From now on, a hook left backing off is retried by this process when its backoff ends (and a round
     /// runs at once, for what is waiting).
-    func keepRetrying() {
+    package func keepRetrying() {
         state.withLock { $0.keepsRetrying = true }
         nudge()
     }
 
     /// Whether ``keepRetrying()`` was called: a reloaded delivery carries it on.
-    var keepsRetrying: Bool { state.withLock { $0.keepsRetrying } }
+    package var keepsRetrying: Bool { state.withLock { $0.keepsRetrying } }
 
     /// Stops the retry timer (the delivery is being replaced).
-    func stopRetrying() {
+    package func stopRetrying() {
         state.withLock { state in
             state.keepsRetrying = false
             state.retryTimer?.cancel()

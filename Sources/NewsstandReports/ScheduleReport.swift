@@ -1,4 +1,5 @@
 import Foundation
+import NewsstandCore
 import NewsstandSubscriptions
 
 /// The machine-readable shape of one subscription's schedule (`schedule --json`, the API): its last check

@@ -1,4 +1,5 @@
 import Foundation
+import NewsstandCore
 
 /// An issue's cover as `show --json` and the sidecar (`issue.json`) give it: the cover file, its thumbnails
 /// by width, where it came from, and why a better source was refused (the placeholder then stands in).

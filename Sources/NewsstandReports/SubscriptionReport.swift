@@ -1,4 +1,6 @@
 import Foundation
+import NewsstandCore
+import NewsstandFeeds
 import NewsstandSubscriptions
 
 /// The machine-readable shape of one subscription (`subscriptions --json`, the coming API): its name, URL,

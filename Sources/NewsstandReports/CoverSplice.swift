@@ -4,7 +4,7 @@ import NewsstandCore
 /// from `assets` to `coverSource`, byte for byte, so `list --json` keeps copying records rather than decoding
 /// them (most subscribed podcast issues have a cover source). Reading it also checks the whole record's
 /// syntax, as the plain copy's check does.
-struct CoverSplice {
+package struct CoverSplice {
     /// The asset objects' byte ranges, in order.
     private var elements: [Range<Int>] = []
     /// Which of ``elements`` is the cover's source.
@@ -16,7 +16,7 @@ struct CoverSplice {
 
     /// Reads `record`, which its writer starts with `{"assets":[`.
     /// - Throws: `JSONSyntaxError` for a damaged record, or a record in another order.
-    init(_ record: UnsafeBufferPointer<UInt8>) throws {
+    package init(_ record: UnsafeBufferPointer<UInt8>) throws {
         var reader = JSONReader(bytes: record)
         try reader.expect(UInt8(ascii: "{"))
         guard try reader.nextKey(first: true) == "assets" else { throw reader.error("a record starts with its assets") }
@@ -57,7 +57,7 @@ struct CoverSplice {
 
     /// Writes the record's members after its `{` (the report's prefix is already written), with the cover's
     /// source as `coverSource`.
-    func write(_ record: UnsafeBufferPointer<UInt8>, into writer: inout JSONWriter) {
+    package func write(_ record: UnsafeBufferPointer<UInt8>, into writer: inout JSONWriter) {
         guard let cover else {
             writer.append(UnsafeBufferPointer(rebasing: record.dropFirst()))
             return

@@ -1,4 +1,5 @@
 import Foundation
+import NewsstandReports
 import NewsstandCatalog
 import NewsstandCore
 import Synchronization
@@ -10,7 +11,7 @@ import Synchronization
 /// Reads the event log on a thread of its own and, when following, sleeps in `poll(2)` on an inotify watch
 /// of the catalog folder (the log is appended to, or replaced by compaction) and on a pipe that the
 /// consumer's leaving writes to. No timer: it wakes only when the folder changes or the consumer leaves.
-final class EventFollower: Sendable {
+package final class EventFollower: Sendable {
     private let catalog: Catalog
     private let layout: LibraryLayout
     private let follow: Bool
@@ -18,14 +19,14 @@ final class EventFollower: Sendable {
     /// writes into a pipe nobody reads, which would raise SIGPIPE).
     private let wakeWriter = Mutex<Int32>(-1)
 
-    init(catalog: Catalog, layout: LibraryLayout, follow: Bool) {
+    package init(catalog: Catalog, layout: LibraryLayout, follow: Bool) {
         self.catalog = catalog
         self.layout = layout
         self.follow = follow
     }
 
     /// Starts the thread; events after `cursor` go to `continuation`, which is finished at the end.
-    func start(after cursor: Int64, _ continuation: AsyncThrowingStream<EventReport, any Error>.Continuation) {
+    package func start(after cursor: Int64, _ continuation: AsyncThrowingStream<EventReport, any Error>.Continuation) {
         var fds: [Int32] = [-1, -1]
         guard pipe(&fds) == 0 else {
             continuation.finish(throwing: NewsstandError.posix(errno, "cannot follow", path: layout.events))

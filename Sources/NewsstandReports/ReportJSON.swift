@@ -1,4 +1,5 @@
 import Foundation
+import NewsstandCore
 
 /// The one way a report becomes text: sorted keys (stable for diffs and tests), no escaped slashes in URLs,
 /// pretty-printed for the objects a person reads. `list --json` is the one exception, written by hand
