@@ -191,43 +191,9 @@ struct ExtractionSession {
                 .encrypted, "the entry is encrypted; encrypted archives are not supported", entryPath: entryPath)
         }
 
-        // Entry type.
         let hardlink = header.hardlinkBytes
         let symlink = hardlink == nil ? header.symlinkBytes : nil
-        var fileType = header.fileType
-        switch fileType {
-        case CLIBARCHIVE_AE_IFREG, CLIBARCHIVE_AE_IFDIR, CLIBARCHIVE_AE_IFLNK:
-            break
-        case CLIBARCHIVE_AE_IFCHR:
-            throw refusal(.unsupportedEntryType, "character devices are not extracted", entryPath: entryPath)
-        case CLIBARCHIVE_AE_IFBLK:
-            throw refusal(.unsupportedEntryType, "block devices are not extracted", entryPath: entryPath)
-        case CLIBARCHIVE_AE_IFIFO:
-            throw refusal(.unsupportedEntryType, "FIFOs are not extracted", entryPath: entryPath)
-        case CLIBARCHIVE_AE_IFSOCK:
-            throw refusal(.unsupportedEntryType, "sockets are not extracted", entryPath: entryPath)
-        case 0 where hardlink != nil:
-            break  // tar hard links carry no type: they take their target's
-        case 0 where symlink == nil:
-            // Some writers leave the type bits out; libarchive would create a regular file anyway. Say so.
-            fileType = CLIBARCHIVE_AE_IFREG
-            header.setFileType(fileType)
-        default:
-            throw refusal(
-                .unsupportedEntryType,
-                "unknown file type 0o\(String(fileType, radix: 8))",
-                entryPath: entryPath
-            )
-        }
-        if fileType == CLIBARCHIVE_AE_IFLNK && symlink == nil && hardlink == nil {
-            throw refusal(.unsafeEntry, "symbolic link without a target", entryPath: entryPath)
-        }
-        // Several workers unpack only archives whose central directory lists no link (see ExtractionPlan); an
-        // entry that turns out to be one anyway could be passed through by another worker's entries.
-        if budget.workers > 1 && (symlink != nil || hardlink != nil) {
-            throw refusal(
-                .unsafeEntry, "a link the ZIP's central directory does not list as one", entryPath: entryPath)
-        }
+        let fileType = try entryType(of: header, hardlink: hardlink, symlink: symlink, entryPath: entryPath)
 
         // Path.
         let components: [[UInt8]]
@@ -246,33 +212,7 @@ struct ExtractionSession {
         try refuseWritingThroughSymlink(components, what: "the entry's path", entryPath: entryPath)
         try countObjects(components, path: path, isDirectory: fileType == CLIBARCHIVE_AE_IFDIR, entryPath: entryPath)
 
-        // Links.
-        if let hardlink {
-            let target: [[UInt8]]
-            do {
-                target = try EntryPathPolicy.normalize(hardlink)
-            } catch {
-                throw refusal(.unsafeEntry, "hard link target: \(error.reason)", entryPath: entryPath)
-            }
-            guard !target.isEmpty else {
-                throw refusal(.unsafeEntry, "hard link to the destination folder itself", entryPath: entryPath)
-            }
-            let targetPath = EntryPathPolicy.join(target)
-            // link(2) does not follow a symlink it is given: the new name would be a copy of the symlink, whose
-            // relative target then resolves from a different folder.
-            guard !symlinks.contains(targetPath) else {
-                throw refusal(.unsafeEntry, "hard link to a symbolic link", entryPath: entryPath)
-            }
-            try refuseWritingThroughSymlink(target, what: "the hard link target", entryPath: entryPath)
-            header.setHardlink(pathPrefix + targetPath)
-        }
-        if let symlink {
-            do {
-                try EntryPathPolicy.checkSymlinkTarget(symlink, linkDepth: components.count - 1)
-            } catch {
-                throw refusal(.unsafeEntry, error.reason, entryPath: entryPath)
-            }
-        }
+        try checkLinks(of: header, at: components, hardlink: hardlink, symlink: symlink, entryPath: entryPath)
 
         // Declared size: fail fast on a bomb that announces itself. Counted now, before the entry exists:
         // libarchive gives a file its declared size even when fewer bytes follow, and another worker must not
@@ -309,21 +249,7 @@ struct ExtractionSession {
             symlinks.remove(path)  // libarchive replaced the symlink that was there
         }
 
-        // Data, block by block, counted before it is written.
-        var extent: Int64 = 0
-        var counted = reserved
-        while let block = try reader.readDataBlock(entryPath: entryPath) {
-            let (end, overflow) = block.offset.addingReportingOverflow(Int64(block.bytes.count))
-            if overflow || block.offset < 0 {
-                throw refusal(.corrupt, "data block at an impossible offset \(block.offset)", entryPath: entryPath)
-            }
-            extent = max(extent, end)
-            if end > counted {
-                try count(end - counted, declared: false, entryPath: entryPath)
-                counted = end
-            }
-            try writer.writeDataBlock(block.bytes, offset: block.offset, entryPath: entryPath)
-        }
+        let extent = try writeData(from: reader, to: writer, reserved: reserved, entryPath: entryPath)
         try writer.finishEntry(entryPath: entryPath)
         if let text = String(validating: path, as: UTF8.self) {
             let entry: PlacedEntry
@@ -339,6 +265,105 @@ struct ExtractionSession {
             }
             placed.append((entries - 1, entry))
         }
+    }
+
+    /// The entry's file type, once it is one that is extracted: regular files, folders and links (a tar hard
+    /// link's, which carries none, is its target's). Devices, FIFOs, sockets and unknown types are refused.
+    private func entryType(
+        of header: ArchiveEntryHeader, hardlink: [UInt8]?, symlink: [UInt8]?, entryPath: String
+    ) throws(ArchiveError) -> UInt32 {
+        var fileType = header.fileType
+        switch fileType {
+        case CLIBARCHIVE_AE_IFREG, CLIBARCHIVE_AE_IFDIR, CLIBARCHIVE_AE_IFLNK:
+            break
+        case CLIBARCHIVE_AE_IFCHR:
+            throw refusal(.unsupportedEntryType, "character devices are not extracted", entryPath: entryPath)
+        case CLIBARCHIVE_AE_IFBLK:
+            throw refusal(.unsupportedEntryType, "block devices are not extracted", entryPath: entryPath)
+        case CLIBARCHIVE_AE_IFIFO:
+            throw refusal(.unsupportedEntryType, "FIFOs are not extracted", entryPath: entryPath)
+        case CLIBARCHIVE_AE_IFSOCK:
+            throw refusal(.unsupportedEntryType, "sockets are not extracted", entryPath: entryPath)
+        case 0 where hardlink != nil:
+            break  // tar hard links carry no type: they take their target's
+        case 0 where symlink == nil:
+            // Some writers leave the type bits out; libarchive would create a regular file anyway. Say so.
+            fileType = CLIBARCHIVE_AE_IFREG
+            header.setFileType(fileType)
+        default:
+            throw refusal(
+                .unsupportedEntryType,
+                "unknown file type 0o\(String(fileType, radix: 8))",
+                entryPath: entryPath
+            )
+        }
+        if fileType == CLIBARCHIVE_AE_IFLNK && symlink == nil && hardlink == nil {
+            throw refusal(.unsafeEntry, "symbolic link without a target", entryPath: entryPath)
+        }
+        // Several workers unpack only archives whose central directory lists no link (see ExtractionPlan); an
+        // entry that turns out to be one anyway could be passed through by another worker's entries.
+        if budget.workers > 1 && (symlink != nil || hardlink != nil) {
+            throw refusal(
+                .unsafeEntry, "a link the ZIP's central directory does not list as one", entryPath: entryPath)
+        }
+        return fileType
+    }
+
+    /// Checks a link entry: a hard link's target stays inside and is no symbolic link (then the header points
+    /// at it under the staging folder); a symbolic link's target stays inside from where the link is.
+    private func checkLinks(
+        of header: ArchiveEntryHeader, at components: [[UInt8]], hardlink: [UInt8]?, symlink: [UInt8]?,
+        entryPath: String
+    ) throws(ArchiveError) {
+        if let hardlink {
+            let target: [[UInt8]]
+            do {
+                target = try EntryPathPolicy.normalize(hardlink)
+            } catch {
+                throw refusal(.unsafeEntry, "hard link target: \(error.reason)", entryPath: entryPath)
+            }
+            guard !target.isEmpty else {
+                throw refusal(.unsafeEntry, "hard link to the destination folder itself", entryPath: entryPath)
+            }
+            let targetPath = EntryPathPolicy.join(target)
+            // link(2) does not follow a symlink it is given: the new name would be a copy of the symlink, whose
+            // relative target then resolves from a different folder.
+            guard !symlinks.contains(targetPath) else {
+                throw refusal(.unsafeEntry, "hard link to a symbolic link", entryPath: entryPath)
+            }
+            try refuseWritingThroughSymlink(target, what: "the hard link target", entryPath: entryPath)
+            header.setHardlink(pathPrefix + targetPath)
+        }
+        if let symlink {
+            do {
+                try EntryPathPolicy.checkSymlinkTarget(symlink, linkDepth: components.count - 1)
+            } catch {
+                throw refusal(.unsafeEntry, error.reason, entryPath: entryPath)
+            }
+        }
+    }
+
+    /// Writes the entry's data, block by block, each counted before it is written (past the `reserved` bytes
+    /// its declared size counted already).
+    /// - Returns: The end of its last block.
+    private func writeData(
+        from reader: ArchiveReader, to writer: ArchiveWriter, reserved: Int64, entryPath: String
+    ) throws(ArchiveError) -> Int64 {
+        var extent: Int64 = 0
+        var counted = reserved
+        while let block = try reader.readDataBlock(entryPath: entryPath) {
+            let (end, overflow) = block.offset.addingReportingOverflow(Int64(block.bytes.count))
+            if overflow || block.offset < 0 {
+                throw refusal(.corrupt, "data block at an impossible offset \(block.offset)", entryPath: entryPath)
+            }
+            extent = max(extent, end)
+            if end > counted {
+                try count(end - counted, declared: false, entryPath: entryPath)
+                counted = end
+            }
+            try writer.writeDataBlock(block.bytes, offset: block.offset, entryPath: entryPath)
+        }
+        return extent
     }
 
     /// Adds `more` bytes to the total, or throws naming the first limit it would pass: the byte limit, the
