@@ -167,17 +167,7 @@ package struct FeedMerge {
             self.subscription.podcastGUID = guid
             changed = true
         }
-        var byIdentity: [String: Int] = [:]
-        var byEnclosure: [String: Int] = [:]
-        var byTitleDate: [String: Int] = [:]
-        for (index, item) in subscription.items.enumerated() {
-            // The first holder of an identity keeps it (a store written before repeated ids were told apart
-            // may hold two items with one id: the later one must not take the first one's issue).
-            byIdentity[item.id] = byIdentity[item.id] ?? index
-            for alias in item.aliases { byIdentity[alias] = byIdentity[alias] ?? index }
-            if let enclosure = item.enclosure { byEnclosure[enclosure] = byEnclosure[enclosure] ?? index }
-            if let titleDate = item.titleDate { byTitleDate[titleDate] = byTitleDate[titleDate] ?? index }
-        }
+        var lookup = KnownItems(subscription.items)
         let (identities, duplicateNotes) = FeedIdentity.identities(of: document.items, known: subscription.items)
         self.duplicateNotes = duplicateNotes
         let present = Set(identities.compactMap { $0 })
@@ -191,119 +181,159 @@ package struct FeedMerge {
                 if plainIdentities[position] == nil { skippedWithoutIdentity += 1 }
                 continue
             }
-            let enclosure = item.assets.first.flatMap { FeedIdentity.enclosureKey($0.url) }
-            let titleDate = FeedIdentity.titleDate(title: item.title, date: item.date)
-            let policy = self.subscription.mediaPolicy
-            /// The item as its issue takes it: the media the policy chooses (for a known item, the rendition
-            /// it already holds), then the extras.
-            func chosen(held: [String]) -> (item: FeedItem, urls: [String]) {
-                var chosen = item
-                chosen.assets = policy.assets(for: item, held: held)
-                // The extras are stored with the media's URLs, so an unchanged feed compares equal (no write) and a
-                // new or re-signed extra shows as a change.
-                return (chosen, (chosen.assets + chosen.extras).map(\.url.absoluteString))
-            }
-
+            let keys = ItemKeys(
+                identity: identity, enclosure: item.assets.first.flatMap { FeedIdentity.enclosureKey($0.url) },
+                titleDate: FeedIdentity.titleDate(title: item.title, date: item.date))
             /// A known item that may take this identity: not claimed yet, and not itself still in the feed.
             func available(_ index: Int?) -> Int? {
                 guard let index, !claimed.contains(index) else { return nil }
-                let known = self.subscription.items[index]
-                return present.contains(known.id) ? nil : index
+                return present.contains(self.subscription.items[index].id) ? nil : index
             }
             var matchedBy = Issue.ItemMatch.id
-            var match = byIdentity[identity].flatMap { claimed.contains($0) ? nil : $0 }
-            if match == nil, let enclosure, let index = available(byEnclosure[enclosure]) {
+            var match = lookup.byIdentity[identity].flatMap { claimed.contains($0) ? nil : $0 }
+            if match == nil, let enclosure = keys.enclosure, let index = available(lookup.byEnclosure[enclosure]) {
                 match = index
                 matchedBy = .enclosure
             }
-            if match == nil, let titleDate, let index = available(byTitleDate[titleDate]) {
+            if match == nil, let titleDate = keys.titleDate, let index = available(lookup.byTitleDate[titleDate]) {
                 match = index
                 matchedBy = .titleDate
             }
-
             if let index = match {
                 claimed.insert(index)
-                var known = self.subscription.items[index]
-                let before = known
-                let (item, urls) = chosen(held: known.assetURLs)
-                if known.id != identity {
-                    // The feed renamed the item: the new id leads, the old one stays an alias.
-                    if !known.aliases.contains(known.id) { known.aliases.append(known.id) }
-                    known.aliases.removeAll { $0 == identity }
-                    known.id = identity
-                    known.matchedBy = matchedBy
-                    byIdentity[identity] = index
-                    rematched += 1
-                }
-                if let enclosure { known.enclosure = enclosure }
-                if let titleDate { known.titleDate = titleDate }
-                if let date = item.date { known.date = IssueDate.utc(date) }
-                var update = IssueUpdate(issueName: known.issueName ?? "")
-                if known.assetURLs != urls, !urls.isEmpty {
-                    // Compared without query, as the issue's assets are: a re-signed URL is the same file.
-                    let had = Set(known.assetURLs.compactMap { URL(string: $0).flatMap(FeedIdentity.enclosureKey) })
-                    update.newExtras = item.extras.filter { extra in
-                        FeedIdentity.enclosureKey(extra.url).map { !had.contains($0) } ?? false
-                    }
-                    known.assetURLs = urls
-                    update.assets = item.assets + item.extras
-                }
-                if known.id != before.id {
-                    update.origin = Issue.Origin(
-                        subscriptionID: subscription.id, itemID: FeedIdentity.feedID(known.id),
-                        matchedBy: known.matchedBy)
-                }
-                if known.issueName != nil, update.assets != nil || update.origin != nil {
-                    issueUpdates.append(update)
-                }
-                if known != before {
-                    self.subscription.items[index] = known
-                    changed = true
-                }
-                if case .refresh(backfill: true) = selection, known.issueName == nil {
-                    additions.append(Addition(itemIndex: index, item: item))
-                }
+                merge(item, into: index, keys: keys, matchedBy: matchedBy, selection: selection, lookup: &lookup)
                 continue
             }
-
-            let (item, urls) = chosen(held: [])
-            let stored = SubscriptionItem(
-                id: identity, enclosure: enclosure, titleDate: titleDate, assetURLs: urls,
-                date: item.date.map(IssueDate.utc), firstSeen: today)
-            self.subscription.items.append(stored)
+            let (chosen, urls) = self.chosen(item, held: [])
+            self.subscription.items.append(
+                SubscriptionItem(
+                    id: identity, enclosure: keys.enclosure, titleDate: keys.titleDate, assetURLs: urls,
+                    date: chosen.date.map(IssueDate.utc), firstSeen: today))
             let index = self.subscription.items.count - 1
-            byIdentity[identity] = index
-            if let enclosure { byEnclosure[enclosure] = index }
-            if let titleDate { byTitleDate[titleDate] = index }
+            lookup.insert(index, keys)
             claimed.insert(index)
             changed = true
-            newItems.append((index, item))
+            newItems.append((index, chosen))
         }
 
         switch selection {
         case .refresh:
             additions += newItems.map { Addition(itemIndex: $0.index, item: $0.item) }
         case .initial(let initial):
-            let chosen: [(index: Int, item: FeedItem)]
-            switch initial {
-            case .all:
-                chosen = newItems
-            case .since(let day):
-                chosen = newItems.filter { $0.item.date.map { IssueDate.utc($0) >= day } ?? false }
-            case .newest(let count):
-                // Newest by date; undated items keep the feed's order (feeds list newest first) after dated ones.
-                let ordered = newItems.enumerated().sorted { a, b in
-                    switch (a.element.item.date, b.element.item.date) {
-                    case (let x?, let y?) where x != y: return x > y
-                    case (.some, nil): return true
-                    case (nil, .some): return false
-                    default: return a.offset < b.offset
-                    }
-                }
-                chosen = ordered.prefix(max(0, count)).map(\.element)
-            }
+            let chosen = FeedMerge.initialChoice(of: newItems, initial)
             additions = chosen.map { Addition(itemIndex: $0.index, item: $0.item) }
             seenOnly = newItems.count - chosen.count
+        }
+    }
+
+    /// How a feed item is known: its identity, its first enclosure's URL without query, its title and date.
+    private struct ItemKeys {
+        var identity: String
+        var enclosure: String?
+        var titleDate: String?
+    }
+
+    /// The stored items by each of their keys (the first holder of a key keeps it: a store written before
+    /// repeated ids were told apart may hold two items with one id, and the later one must not take the
+    /// first one's issue).
+    private struct KnownItems {
+        var byIdentity: [String: Int] = [:]
+        var byEnclosure: [String: Int] = [:]
+        var byTitleDate: [String: Int] = [:]
+
+        init(_ items: [SubscriptionItem]) {
+            for (index, item) in items.enumerated() {
+                byIdentity[item.id] = byIdentity[item.id] ?? index
+                for alias in item.aliases { byIdentity[alias] = byIdentity[alias] ?? index }
+                if let enclosure = item.enclosure { byEnclosure[enclosure] = byEnclosure[enclosure] ?? index }
+                if let titleDate = item.titleDate { byTitleDate[titleDate] = byTitleDate[titleDate] ?? index }
+            }
+        }
+
+        /// A new item's keys: it holds them from now on.
+        mutating func insert(_ index: Int, _ keys: ItemKeys) {
+            byIdentity[keys.identity] = index
+            if let enclosure = keys.enclosure { byEnclosure[enclosure] = index }
+            if let titleDate = keys.titleDate { byTitleDate[titleDate] = index }
+        }
+    }
+
+    /// The item as its issue takes it: the media the policy chooses (for a known item, the rendition it
+    /// already holds), then the extras; and the URLs stored for it. The extras are stored with the media's
+    /// URLs, so an unchanged feed compares equal (no write) and a new or re-signed extra shows as a change.
+    private func chosen(_ item: FeedItem, held: [String]) -> (item: FeedItem, urls: [String]) {
+        var chosen = item
+        chosen.assets = subscription.mediaPolicy.assets(for: item, held: held)
+        return (chosen, (chosen.assets + chosen.extras).map(\.url.absoluteString))
+    }
+
+    /// Merges a feed item into the known item at `index` it matched: a renamed id (the new one leads, the old
+    /// one stays an alias), new keys and date, changed or new files (an update of its issue), and with
+    /// backfill an issue for a seen item that never had one.
+    private mutating func merge(
+        _ feedItem: FeedItem, into index: Int, keys: ItemKeys, matchedBy: Issue.ItemMatch, selection: Selection,
+        lookup: inout KnownItems
+    ) {
+        var known = subscription.items[index]
+        let before = known
+        let (item, urls) = chosen(feedItem, held: known.assetURLs)
+        if known.id != keys.identity {
+            if !known.aliases.contains(known.id) { known.aliases.append(known.id) }
+            known.aliases.removeAll { $0 == keys.identity }
+            known.id = keys.identity
+            known.matchedBy = matchedBy
+            lookup.byIdentity[keys.identity] = index
+            rematched += 1
+        }
+        if let enclosure = keys.enclosure { known.enclosure = enclosure }
+        if let titleDate = keys.titleDate { known.titleDate = titleDate }
+        if let date = item.date { known.date = IssueDate.utc(date) }
+        var update = IssueUpdate(issueName: known.issueName ?? "")
+        if known.assetURLs != urls, !urls.isEmpty {
+            // Compared without query, as the issue's assets are: a re-signed URL is the same file.
+            let had = Set(known.assetURLs.compactMap { URL(string: $0).flatMap(FeedIdentity.enclosureKey) })
+            update.newExtras = item.extras.filter { extra in
+                FeedIdentity.enclosureKey(extra.url).map { !had.contains($0) } ?? false
+            }
+            known.assetURLs = urls
+            update.assets = item.assets + item.extras
+        }
+        if known.id != before.id {
+            update.origin = Issue.Origin(
+                subscriptionID: subscription.id, itemID: FeedIdentity.feedID(known.id), matchedBy: known.matchedBy)
+        }
+        if known.issueName != nil, update.assets != nil || update.origin != nil {
+            issueUpdates.append(update)
+        }
+        if known != before {
+            subscription.items[index] = known
+            changed = true
+        }
+        if case .refresh(backfill: true) = selection, known.issueName == nil {
+            additions.append(Addition(itemIndex: index, item: item))
+        }
+    }
+
+    /// The new items a new subscription's initial choice takes.
+    private static func initialChoice(
+        of newItems: [(index: Int, item: FeedItem)], _ initial: InitialItems
+    ) -> [(index: Int, item: FeedItem)] {
+        switch initial {
+        case .all:
+            return newItems
+        case .since(let day):
+            return newItems.filter { $0.item.date.map { IssueDate.utc($0) >= day } ?? false }
+        case .newest(let count):
+            // Newest by date; undated items keep the feed's order (feeds list newest first) after dated ones.
+            let ordered = newItems.enumerated().sorted { a, b in
+                switch (a.element.item.date, b.element.item.date) {
+                case (let x?, let y?) where x != y: return x > y
+                case (.some, nil): return true
+                case (nil, .some): return false
+                default: return a.offset < b.offset
+                }
+            }
+            return ordered.prefix(max(0, count)).map(\.element)
         }
     }
 }
