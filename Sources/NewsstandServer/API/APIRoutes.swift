@@ -10,7 +10,16 @@ enum APIRoutes {
 
     static func add(to router: Router<ServeContext>, state: ServerState) {
         let api = router.group("api")
+        addDocumentAndSession(to: api, state: state)
+        addIssues(to: api, state: state)
+        addSubscriptions(to: api, state: state)
+        addEvents(to: api, state: state)
+        // Anything else under /api/ is a JSON 404, not the HTML one.
+        api.get("**") { _, _ -> Response in throw HTTPError(.notFound, message: "no such API path") }
+    }
 
+    /// The OpenAPI document and the session (what a client learns first).
+    private static func addDocumentAndSession(to api: RouterGroup<ServeContext>, state: ServerState) {
         api.get("openapi.json") { request, _ -> Response in
             var response = Response(
                 status: .ok, headers: [.contentType: "application/json; charset=utf-8", .cacheControl: "no-cache"],
@@ -28,7 +37,10 @@ enum APIRoutes {
             return try Responses.json(
                 Session(csrfToken: state.policy.csrfToken, version: NewsstandInfo.version, cursor: cursor), request: request)
         }
+    }
 
+    /// Issues: pages and deltas, one issue and its assets, actions, removal.
+    private static func addIssues(to api: RouterGroup<ServeContext>, state: ServerState) {
         api.get("issues") { request, _ -> Response in
             let parameters = Responses.query(request)
             // The pages send an empty status for "any"; the API's is an enum, and empty is not in it.
@@ -84,7 +96,10 @@ enum APIRoutes {
             try await state.library.removeIssue(named: issue.name)
             return try Responses.json(Message(message: "removed \(issue.name.debugDescription)"), request: request)
         }
+    }
 
+    /// Subscriptions: the list, subscribing, actions, unsubscribing.
+    private static func addSubscriptions(to api: RouterGroup<ServeContext>, state: ServerState) {
         api.get("subscriptions") { request, _ -> Response in
             let subscriptions = try await state.library.subscriptions(countingIssues: true)
             return try Responses.json(state.library.reports(for: subscriptions), request: request)
@@ -126,7 +141,10 @@ enum APIRoutes {
             let message = try await SubscriptionActions.perform("unsubscribe", on: subscription, removeIssues: removeIssues, state: state)
             return try Responses.json(Message(message: message), request: request)
         }
+    }
 
+    /// The event log after a cursor.
+    private static func addEvents(to api: RouterGroup<ServeContext>, state: ServerState) {
         api.get("events") { request, _ -> Response in
             let parameters = Responses.query(request)
             var since: Int64 = 0
@@ -152,9 +170,6 @@ enum APIRoutes {
             if let last = events.last { cursor = last.cursor } else { cursor = max(since, try await state.library.lastEventCursor()) }
             return try Responses.json(EventList(cursor: cursor, events: events), request: request)
         }
-
-        // Anything else under /api/ is a JSON 404, not the HTML one.
-        api.get("**") { _, _ -> Response in throw HTTPError(.notFound, message: "no such API path") }
     }
 
     static func entry(_ issue: Issue, key: String, read: Set<String>, state: ServerState) -> IssueEntry {

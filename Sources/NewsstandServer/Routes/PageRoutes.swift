@@ -8,6 +8,13 @@ import NewsstandDownload
 /// The browser's pages: the shelf, an issue, its removal's confirmation, subscriptions, login.
 enum PageRoutes {
     static func add(to router: Router<ServeContext>, state: ServerState) {
+        addShelfAndIssues(to: router, state: state)
+        addSubscriptions(to: router, state: state)
+        addLoginAndAssets(to: router, state: state)
+    }
+
+    /// The shelf, an issue's page, and an issue's actions (download, pin, read, remove with its confirmation).
+    private static func addShelfAndIssues(to router: Router<ServeContext>, state: ServerState) {
         router.get("/") { request, context -> Response in
             let query = try ShelfQuery(Responses.query(request))
             let subscriptions = try await state.library.subscriptions()
@@ -66,7 +73,10 @@ enum PageRoutes {
         }
         router.post("/issues/:key/remove", use: issueAction)
         router.post("/issues/:key/:action", use: issueAction)
+    }
 
+    /// The subscriptions page and its actions: subscribe by URL or OPML, sync, configure, pause, unsubscribe.
+    private static func addSubscriptions(to router: Router<ServeContext>, state: ServerState) {
         router.get("/subscriptions") { request, context -> Response in
             let schedule = try await state.library.schedule().sorted {
                 $0.subscription.name.localizedStandardCompare($1.subscription.name) == .orderedAscending
@@ -133,7 +143,10 @@ enum PageRoutes {
         }
         router.post("/subscriptions/:id/unsubscribe", use: subscriptionAction)
         router.post("/subscriptions/:id/:action", use: subscriptionAction)
+    }
 
+    /// The login form, the stylesheet and script, and the live events.
+    private static func addLoginAndAssets(to router: Router<ServeContext>, state: ServerState) {
         router.get("/login") { request, context -> Response in
             Responses.html(
                 SubscriptionsPageView.login(

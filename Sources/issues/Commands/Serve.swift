@@ -49,8 +49,8 @@ struct Serve: AsyncParsableCommand {
     func run() async throws {
         let (library, downloadOptions) = try await libraryOptions.openForDownloads(run, tls)
         var server: IssuesServer?
+        var options = try ServeOptions(listen: listen)
         if !noHTTP {
-            var options = try ServeOptions(listen: listen)
             options.downloadOptions = downloadOptions
             server = try IssuesServer(
                 library: library, options: options, logger: Terminal.logger(verbosity: libraryOptions.verbose))
@@ -62,7 +62,6 @@ struct Serve: AsyncParsableCommand {
             onDownloadOptions: { web?.reconfigure(download: $0) })
         var services = resident.services
         if let server {
-            let options = try ServeOptions(listen: listen)
             if let token = server.newToken {
                 Terminal.error("access token (shown once; kept 0600 in the library's .serve-token): \(token)")
             }
