@@ -154,20 +154,14 @@ final class TestHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
         finishResponse(context: context, keepAlive: keepAlive)
     }
 
-    /// Answers with (part of) a representation, honouring conditionals, Range and faults.
-    private func respond(
-        context: ChannelHandlerContext,
-        head: HTTPRequestHead,
-        path: String,
-        representation: Representation,
-        faults: Faults
-    ) {
-        var keepAlive = head.isKeepAlive
+    /// The headers of a representation as the faults shape them, with the validators it then has.
+    private static func headers(
+        of representation: Representation, faults: Faults
+    ) -> (etag: String?, lastModified: Int64?, headers: HTTPHeaders) {
         let etag: String? =
             faults.omitValidators || faults.omitETag
             ? nil : (faults.weakETag ? "W/" + representation.etag : representation.etag)
         let lastModified: Int64? = faults.omitValidators ? nil : representation.lastModified
-        let size = representation.size
 
         var headers = HTTPHeaders()
         headers.add(name: "Content-Type", value: representation.contentType)
@@ -177,17 +171,58 @@ final class TestHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
         if let disposition = faults.contentDisposition { headers.add(name: "Content-Disposition", value: disposition) }
         for (name, value) in faults.extraHeaders.sorted(by: { $0.key < $1.key }) { headers.add(name: name, value: value) }
 
-        // Conditional GET (RFC 9110 §13.2.2): If-None-Match wins over If-Modified-Since.
-        let notModified: Bool
+        return (etag, lastModified, headers)
+    }
+
+    /// Conditional GET (RFC 9110 §13.2.2): If-None-Match wins over If-Modified-Since.
+    private static func isNotModified(_ head: HTTPRequestHead, etag: String?, lastModified: Int64?) -> Bool {
         if let ifNoneMatch = head.headers.first(name: "If-None-Match") {
-            notModified = HTTPSemantics.noneMatchMatches(ifNoneMatch, etag: etag)
+            return HTTPSemantics.noneMatchMatches(ifNoneMatch, etag: etag)
         } else if let since = head.headers.first(name: "If-Modified-Since"), let lastModified,
             let sinceSeconds = HTTPDate.parse(since)
         {
-            notModified = lastModified <= sinceSeconds
+            return lastModified <= sinceSeconds
         } else {
-            notModified = false
+            return false
         }
+    }
+
+    /// Where the body stops and how it ends: whole, or cut short by a truncate, hold or cut fault (a cut only
+    /// as often as the faults allow).
+    private func bodyEnding(length: Int64, path: String, faults: Faults) -> (Int64, BodyStream.Ending) {
+        var stopAfter = length
+        var ending = BodyStream.Ending.complete
+        if let truncate = faults.truncateAfterBytes, Int64(max(0, truncate)) < stopAfter {
+            stopAfter = Int64(max(0, truncate))
+            ending = .truncate
+        }
+        if let hold = faults.holdAfterBytes, Int64(max(0, hold)) < stopAfter {
+            stopAfter = Int64(max(0, hold))
+            ending = .hold
+        }
+        if let cut = faults.cutAfterBytes, Int64(max(0, cut)) < stopAfter,
+            core.takeCut(path: path, faults: faults)
+        {
+            stopAfter = Int64(max(0, cut))
+            ending = .cut(reset: faults.resetOnCut)
+        }
+        return (stopAfter, ending)
+    }
+
+    /// Answers with (part of) a representation, honouring conditionals, Range and faults.
+    private func respond(
+        context: ChannelHandlerContext,
+        head: HTTPRequestHead,
+        path: String,
+        representation: Representation,
+        faults: Faults
+    ) {
+        var keepAlive = head.isKeepAlive
+        let (etag, lastModified, representationHeaders) = Self.headers(of: representation, faults: faults)
+        var headers = representationHeaders
+        let size = representation.size
+
+        let notModified = Self.isNotModified(head, etag: etag, lastModified: lastModified)
         if notModified {
             releaseFile()
             var notModifiedHeaders = headers
@@ -261,22 +296,7 @@ final class TestHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
             return
         }
 
-        var stopAfter = length
-        var ending = BodyStream.Ending.complete
-        if let truncate = faults.truncateAfterBytes, Int64(max(0, truncate)) < stopAfter {
-            stopAfter = Int64(max(0, truncate))
-            ending = .truncate
-        }
-        if let hold = faults.holdAfterBytes, Int64(max(0, hold)) < stopAfter {
-            stopAfter = Int64(max(0, hold))
-            ending = .hold
-        }
-        if let cut = faults.cutAfterBytes, Int64(max(0, cut)) < stopAfter,
-            core.takeCut(path: path, faults: faults)
-        {
-            stopAfter = Int64(max(0, cut))
-            ending = .cut(reset: faults.resetOnCut)
-        }
+        let (stopAfter, ending) = bodyEnding(length: length, path: path, faults: faults)
         let rate = faults.bytesPerSecond.flatMap { $0 > 0 ? $0 : nil }
         // When throttled, about ten chunks a second keep the drip smooth.
         let chunkSize = rate.map { max(1, min(Self.chunkSize, $0 / 10)) } ?? Self.chunkSize
