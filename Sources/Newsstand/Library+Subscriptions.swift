@@ -98,21 +98,10 @@ extension Library {
             try catalog.withLock { () -> (SyncReport, String) in
                 // The same show moved to another URL (same podcast:guid): that subscription follows the move and
                 // reads this body as a refresh, so no item becomes a second issue.
-                if var moved = try store.find(podcastGUID: document.podcastGUID), moved.url != feedURL {
-                    moved.previousURLs.removeAll { $0 == feedURL }
-                    moved.previousURLs.append(moved.url)
-                    moved.url = feedURL
-                    moved.etag = read.validators.etag
-                    moved.lastModified = read.validators.lastModified
-                    moved.bodyDigest = digest
-                    let merge = FeedMerge(
-                        subscription: moved, document: document, selection: .refresh(backfill: false),
-                        today: IssueDate.utc(Date()))
-                    var report = try Library.commit(
-                        merge, catalog: catalog, store: store, alwaysWrite: true, defaultTemplate: defaultTemplate)
-                    report.movedTo = feedURL
-                    report.notes.append(
-                        "the same show (podcast:guid) as the subscription \(moved.name.debugDescription), which now reads this URL")
+                if let moved = try store.find(podcastGUID: document.podcastGUID), moved.url != feedURL {
+                    let report = try Library.follow(
+                        moved, to: feedURL, document: document, validators: read.validators, digest: digest,
+                        catalog: catalog, store: store, defaultTemplate: defaultTemplate)
                     return (report, moved.id)
                 }
                 try store.checkUnique(name: name, url: feedURL, except: nil)
@@ -140,6 +129,29 @@ extension Library {
                 ttlMinutes: read.document.ttlMinutes, notBefore: fetched.freshFor.map { Date() + $0.timeInterval },
                 notBeforeReason: fetched.freshFor == nil ? nil : .fresh))
         try? await runBlocking { try store.writeStatus(id, status) }
+        return report
+    }
+
+    /// Moves an existing subscription to `url`, where the same show (its podcast:guid) now is, and merges the
+    /// body read there as a refresh of it. Blocking; the catalog lock is held.
+    private static func follow(
+        _ subscription: Subscription, to url: URL, document: FeedDocument, validators: DocumentValidators,
+        digest: String, catalog: Catalog, store: SubscriptionStore, defaultTemplate: LayoutTemplate?
+    ) throws -> SyncReport {
+        var moved = subscription
+        moved.previousURLs.removeAll { $0 == url }
+        moved.previousURLs.append(moved.url)
+        moved.url = url
+        moved.etag = validators.etag
+        moved.lastModified = validators.lastModified
+        moved.bodyDigest = digest
+        let merge = FeedMerge(
+            subscription: moved, document: document, selection: .refresh(backfill: false), today: IssueDate.utc(Date()))
+        var report = try Library.commit(
+            merge, catalog: catalog, store: store, alwaysWrite: true, defaultTemplate: defaultTemplate)
+        report.movedTo = url
+        report.notes.append(
+            "the same show (podcast:guid) as the subscription \(moved.name.debugDescription), which now reads this URL")
         return report
     }
 

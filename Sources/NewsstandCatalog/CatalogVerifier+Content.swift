@@ -63,37 +63,7 @@ extension CatalogVerifier {
                 everyPlacementKnown = false  // unpacked before content records existed
             }
             guard asset.isComplete else { continue }
-            var missing: [String] = []
-            var changed: [String] = []
-            var changedPlainFile: String?
-            if let name = asset.fileName {
-                let path = "\(folder)/\(name)"
-                if let size = POSIX.fileSize(path) {
-                    if size != asset.receivedBytes {
-                        changed.append("\(name) is \(size) bytes, not \(asset.receivedBytes)")
-                        changedPlainFile = path
-                    } else if options.deep, let expected = asset.sha256, let digest = FileDigest.sha256(of: path),
-                        digest != expected.lowercased()
-                    {
-                        changed.append("\(name) has SHA-256 \(digest), not \(expected)")
-                        changedPlainFile = path
-                    }
-                } else {
-                    missing.append(name)
-                }
-            }
-            if asset.state == .unpacked, let record {
-                for entry in record.entries {
-                    var info = stat()
-                    guard lstat("\(folder)/\(entry.path)", &info) == 0 else {
-                        missing.append(entry.path)
-                        continue
-                    }
-                    if let size = entry.size, info.st_mode & S_IFMT == S_IFREG, Int64(info.st_size) != size {
-                        changed.append("\(entry.path) is \(info.st_size) bytes, not \(size)")
-                    }
-                }
-            }
+            let (missing, changed, changedPlainFile) = compare(asset, record: record, in: folder)
             let what = "asset \(asset.id) of \(issue.name.debugDescription)"
             if !missing.isEmpty {
                 note(
@@ -116,6 +86,50 @@ extension CatalogVerifier {
         }
         // A filed issue shares its folder: the other issues' files there are not its orphans.
         guard everyPlacementKnown, !issue.isFiled else { return }
+        noteOrphans(in: folder, owned: owned, of: issue)
+    }
+
+    /// A complete asset's files against what the catalog says: the ones missing, the ones changed (size, or
+    /// with `--deep` the SHA-256 of a plain file), and the plain file that changed (a repair deletes it).
+    private func compare(
+        _ asset: AssetDownload, record: ContentRecord?, in folder: String
+    ) -> (missing: [String], changed: [String], changedPlainFile: String?) {
+        var missing: [String] = []
+        var changed: [String] = []
+        var changedPlainFile: String?
+        if let name = asset.fileName {
+            let path = "\(folder)/\(name)"
+            if let size = POSIX.fileSize(path) {
+                if size != asset.receivedBytes {
+                    changed.append("\(name) is \(size) bytes, not \(asset.receivedBytes)")
+                    changedPlainFile = path
+                } else if options.deep, let expected = asset.sha256, let digest = FileDigest.sha256(of: path),
+                    digest != expected.lowercased()
+                {
+                    changed.append("\(name) has SHA-256 \(digest), not \(expected)")
+                    changedPlainFile = path
+                }
+            } else {
+                missing.append(name)
+            }
+        }
+        if asset.state == .unpacked, let record {
+            for entry in record.entries {
+                var info = stat()
+                guard lstat("\(folder)/\(entry.path)", &info) == 0 else {
+                    missing.append(entry.path)
+                    continue
+                }
+                if let size = entry.size, info.st_mode & S_IFMT == S_IFREG, Int64(info.st_size) != size {
+                    changed.append("\(entry.path) is \(info.st_size) bytes, not \(size)")
+                }
+            }
+        }
+        return (missing, changed, changedPlainFile)
+    }
+
+    /// Reports what is in an issue's folder that none of its assets placed (one report per orphan folder).
+    private func noteOrphans(in folder: String, owned: Set<String>, of issue: Issue) {
         // Folders that hold something the library placed are the library's too.
         var parents: Set<String> = []
         for path in owned {

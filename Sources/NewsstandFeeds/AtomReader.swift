@@ -21,6 +21,8 @@ enum AtomReader {
         var base: URL?
     }
 
+    // Over 80 lines on purpose: one pass over the tokens whose state (the open element, the entry being built,
+    // xml:base) every case reads and changes; split, each helper would take all of it inout.
     static func read(_ xml: inout XMLTokenizer, root: XMLTokenizer.StartTag, context: FeedContext) throws
         -> FeedDocument
     {

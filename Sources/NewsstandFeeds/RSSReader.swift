@@ -38,6 +38,8 @@ enum RSSReader {
 
     private static let termsDates = ["issued": 0, "created": 1, "modified": 2]
 
+    // Over 80 lines on purpose: one pass over the tokens whose state (the open element, the item being built,
+    // xml:base) every case reads and changes; split, each helper would take all of it inout.
     static func read(_ xml: inout XMLTokenizer, root: XMLTokenizer.StartTag, context: FeedContext) throws
         -> FeedDocument
     {

@@ -49,6 +49,8 @@ struct ConfigFile: Sendable {
         }
     }
 
+    // Over 80 lines on purpose: one scan over the bytes (sections, keys, values, the line of each error) with
+    // one cursor; split, each helper would take the cursor and the file being built inout.
     private static func parse(_ bytes: UnsafeBufferPointer<UInt8>, path: String) throws -> ConfigFile {
         func line(_ offset: Int) -> Int {
             1 + bytes.prefix(min(offset, bytes.count)).reduce(0) { $0 + ($1 == UInt8(ascii: "\n") ? 1 : 0) }
