@@ -166,10 +166,7 @@ package final class DownloadEngine: Sendable {
                 splitAbove = nil
                 fetched += attempt.delegate.receivedBytes
                 let kept = try await sink.drain().size
-                let probe = Probe(
-                    target: attempt.hop, total: offer.total, validator: offer.validator, etag: offer.etag,
-                    lastModified: offer.lastModified, contentDisposition: offer.contentDisposition,
-                    contentType: offer.contentType)
+                let probe = Probe(target: attempt.hop, version: offer.version)
                 if var result = try await fetchSegmented(job, known: probe, keeping: kept, progress: progress) {
                     result.bytesFetched += fetched
                     return result

@@ -32,12 +32,31 @@ struct RangeMismatch: Error, Sendable {
 /// stops there, keeping the bytes it wrote, and the engine continues in segments. An uncapped connection
 /// is never split, so the automatic default costs nothing where one connection is as fast as it gets.
 struct SplitOffer: Error, Sendable {
+    var version: RangedVersion
+}
+
+/// A version of a resource that byte ranges can be asked of: its size, the validator sent in `If-Range`, and
+/// what its resume record keeps (the probe of a segmented download and a split offer both learn it).
+struct RangedVersion: Sendable {
     var total: Int64
     var validator: String
     var etag: String?
     var lastModified: String?
     var contentDisposition: String?
     var contentType: String?
+
+    /// The version a response's headers name; nil without a validator usable in `If-Range` (a strong ETag or
+    /// a Last-Modified).
+    init?(total: Int64, headers: HTTPHeaders, url: URL) {
+        etag = headers.first(name: "etag")
+        lastModified = headers.first(name: "last-modified")
+        guard let validator = ResumeRecord(url: url.absoluteString, etag: etag, lastModified: lastModified).ifRangeValidator
+        else { return nil }
+        self.total = total
+        self.validator = validator
+        contentDisposition = headers.first(name: "content-disposition")
+        contentType = headers.first(name: "content-type")
+    }
 }
 
 /// Receives one attempt's response on the event loop and streams its body into a `FileSink`.
@@ -105,14 +124,9 @@ final class ResponseDelegate: HTTPClientResponseDelegate, Sendable {
             let length = headers.first(name: "content-length").flatMap { Int64($0) }
             if let splitAbove, let length, length >= splitAbove,
                 headers.first(name: "accept-ranges")?.lowercased() == "bytes",
-                let validator = record(from: headers, expected: length).ifRangeValidator
+                let version = RangedVersion(total: length, headers: headers, url: url)
             {
-                let offer = SplitOffer(
-                    total: length, validator: validator, etag: headers.first(name: "etag"),
-                    lastModified: headers.first(name: "last-modified"),
-                    contentDisposition: headers.first(name: "content-disposition"),
-                    contentType: headers.first(name: "content-type"))
-                state.withLock { $0.split = (offer, .now) }
+                state.withLock { $0.split = (SplitOffer(version: version), .now) }
             }
             // Checked before the restart truncates anything: a failure leaves the partial file as it was.
             if let refusal = spaceRefusal(needing: length ?? 0, reclaiming: sink.size) {

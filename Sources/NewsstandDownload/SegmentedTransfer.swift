@@ -29,6 +29,7 @@ extension DownloadEngine {
         _ job: Job, known: Probe? = nil, keeping keptBytes: Int64 = 0, progress: @escaping @Sendable (Progress) -> Void
     ) async throws -> Result? {
         guard let (probe, plan) = try await plan(for: job, known: known, keeping: keptBytes) else { return nil }
+        let version = probe.version
         let remaining = plan.total - plan.received
         let folder = (job.partialPath as NSString).deletingLastPathComponent
         if let figures = FreeSpace.shortfall(needing: remaining, at: folder) {
@@ -37,8 +38,8 @@ extension DownloadEngine {
                 FreeSpace.message("to download \(job.url.absoluteString)", needing: remaining, figures: figures, path: folder))
         }
         var record = ResumeRecord(
-            url: job.url.absoluteString, etag: probe.etag, lastModified: probe.lastModified, expectedBytes: plan.total,
-            contentDisposition: probe.contentDisposition, contentType: probe.contentType)
+            url: job.url.absoluteString, etag: version.etag, lastModified: version.lastModified, expectedBytes: plan.total,
+            contentDisposition: version.contentDisposition, contentType: version.contentType)
         record.segments = plan
         let base = record
         try await runBlocking { try base.save(job.recordPath) }
@@ -101,13 +102,13 @@ extension DownloadEngine {
             // Nothing planned yet: the one-connection path meets the same failure with its own retries.
             return nil
         }
-        if let kept = saved?.segments, kept.total == probe.total, kept.validator == probe.validator {
+        if let kept = saved?.segments, kept.total == probe.version.total, kept.validator == probe.version.validator {
             // The record lags the file by up to about a MiB per range: what landed since is on disk.
             let partial = job.partialPath
             return (probe, try await runBlocking { kept.advancedToBytesOnDisk(in: partial) })
         }
         if saved?.segments != nil { try await discard(job) }
-        var fresh = SegmentPlan(total: probe.total, validator: probe.validator, count: job.segments ?? SegmentPlan.automaticCount)
+        var fresh = SegmentPlan(total: probe.version.total, validator: probe.version.validator, count: job.segments ?? SegmentPlan.automaticCount)
         guard fresh.segments.count > 1 else { return nil }
         fresh.markReceived(upTo: keptBytes)
         return (probe, fresh)
@@ -217,12 +218,7 @@ extension DownloadEngine {
     /// What the probe learned: where the bytes are (after redirects) and which version they are.
     struct Probe: Sendable {
         var target: Hop
-        var total: Int64
-        var validator: String
-        var etag: String?
-        var lastModified: String?
-        var contentDisposition: String?
-        var contentType: String?
+        var version: RangedVersion
     }
 
     /// Asks for the first byte, following redirects.
@@ -256,14 +252,7 @@ extension DownloadEngine {
                 let range = ContentRange(answer.headers.first(name: "content-range") ?? ""), range.start == 0,
                 let total = range.total, total >= 2 * SegmentPlan.minimumSegment
             else { return nil }
-            let etag = answer.headers.first(name: "etag")
-            let lastModified = answer.headers.first(name: "last-modified")
-            let record = ResumeRecord(url: job.url.absoluteString, etag: etag, lastModified: lastModified)
-            guard let validator = record.ifRangeValidator else { return nil }
-            return Probe(
-                target: hop, total: total, validator: validator, etag: etag, lastModified: lastModified,
-                contentDisposition: answer.headers.first(name: "content-disposition"),
-                contentType: answer.headers.first(name: "content-type"))
+            return RangedVersion(total: total, headers: answer.headers, url: job.url).map { Probe(target: hop, version: $0) }
         }
     }
 
