@@ -252,19 +252,22 @@ struct ExtractionSession {
         let extent = try writeData(from: reader, to: writer, reserved: reserved, entryPath: entryPath)
         try writer.finishEntry(entryPath: entryPath)
         if let text = String(validating: path, as: UTF8.self) {
-            let entry: PlacedEntry
-            if hardlink != nil {
-                entry = PlacedEntry(path: text, kind: .file, size: nil)
-            } else if symlink != nil {
-                entry = PlacedEntry(path: text, kind: .link, size: nil)
-            } else if fileType == CLIBARCHIVE_AE_IFDIR {
-                entry = PlacedEntry(path: text, kind: .directory, size: nil)
-            } else {
-                // libarchive sizes a sparse file to its declared size, past its last data block.
-                entry = PlacedEntry(path: text, kind: .file, size: max(declaredSize ?? extent, extent))
-            }
+            let size = max(declaredSize ?? extent, extent)
+            let entry = Self.placedEntry(text, fileType: fileType, hardlink: hardlink, symlink: symlink, size: size)
             placed.append((entries - 1, entry))
         }
+    }
+
+    /// What the content record says of an entry placed at `path`: a hard link is a file of its target's size
+    /// (not known here), a symbolic link and a folder have none, a file has `size` (libarchive sizes a sparse
+    /// file to its declared size, past its last data block).
+    private static func placedEntry(
+        _ path: String, fileType: UInt32, hardlink: [UInt8]?, symlink: [UInt8]?, size: Int64
+    ) -> PlacedEntry {
+        if hardlink != nil { return PlacedEntry(path: path, kind: .file, size: nil) }
+        if symlink != nil { return PlacedEntry(path: path, kind: .link, size: nil) }
+        if fileType == CLIBARCHIVE_AE_IFDIR { return PlacedEntry(path: path, kind: .directory, size: nil) }
+        return PlacedEntry(path: path, kind: .file, size: size)
     }
 
     /// The entry's file type, once it is one that is extracted: regular files, folders and links (a tar hard

@@ -209,6 +209,22 @@ final class TestHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
         return (stopAfter, ending)
     }
 
+    /// A 304 or 416: the representation's headers without its type and disposition (it sends no body), the file
+    /// released.
+    private func sendWithoutBody(
+        _ status: HTTPResponseStatus, headers: HTTPHeaders, adding extra: (String, String)? = nil,
+        context: ChannelHandlerContext, head: HTTPRequestHead
+    ) {
+        releaseFile()
+        var headers = headers
+        headers.remove(name: "Content-Type")
+        headers.remove(name: "Content-Disposition")
+        if let (name, value) = extra { headers.add(name: name, value: value) }
+        sendSimple(
+            context: context, head: head,
+            response: SimpleResponse(status: status, headers: headers.map { ($0.name, $0.value) }))
+    }
+
     /// Answers with (part of) a representation, honouring conditionals, Range and faults.
     private func respond(
         context: ChannelHandlerContext,
@@ -222,17 +238,8 @@ final class TestHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
         var headers = representationHeaders
         let size = representation.size
 
-        let notModified = Self.isNotModified(head, etag: etag, lastModified: lastModified)
-        if notModified {
-            releaseFile()
-            var notModifiedHeaders = headers
-            notModifiedHeaders.remove(name: "Content-Type")
-            notModifiedHeaders.remove(name: "Content-Disposition")
-            sendSimple(
-                context: context,
-                head: head,
-                response: SimpleResponse(status: .notModified, headers: notModifiedHeaders.map { ($0.name, $0.value) })
-            )
+        if Self.isNotModified(head, etag: etag, lastModified: lastModified) {
+            sendWithoutBody(.notModified, headers: headers, context: context, head: head)
             return
         }
 
@@ -252,17 +259,9 @@ final class TestHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
         let length: Int64
         switch decision {
         case .unsatisfiable:
-            releaseFile()
-            var rangeHeaders = headers
-            rangeHeaders.remove(name: "Content-Type")
-            rangeHeaders.remove(name: "Content-Disposition")
-            rangeHeaders.add(name: "Content-Range", value: "bytes */\(size)")
-            sendSimple(
-                context: context,
-                head: head,
-                response: SimpleResponse(
-                    status: .rangeNotSatisfiable, headers: rangeHeaders.map { ($0.name, $0.value) })
-            )
+            sendWithoutBody(
+                .rangeNotSatisfiable, headers: headers, adding: ("Content-Range", "bytes */\(size)"), context: context,
+                head: head)
             return
         case .full:
             status = .ok

@@ -32,11 +32,7 @@ final class Sandbox: Sendable {
     static let sentinelContent = Array("do not touch\n".utf8)
 
     init() throws {
-        var template = Array("/tmp/newsstand-archive-XXXXXX".utf8CString)
-        guard let made = mkdtemp(&template) else {
-            throw POSIXError(.init(rawValue: errno) ?? .EIO)
-        }
-        root = String(cString: made)
+        root = try makeTemporaryDirectory().path
         staging = root + "/work/staging"
         outside = root + "/outside"
         sentinel = outside + "/sentinel.txt"

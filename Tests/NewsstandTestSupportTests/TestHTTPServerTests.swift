@@ -732,10 +732,7 @@ private final class TemporaryDirectory {
     var name: String { (root as NSString).lastPathComponent }
 
     init() throws {
-        root =
-            FileManager.default.temporaryDirectory.appendingPathComponent("newsstand-server-test-\(UUID().uuidString)")
-            .path
-        try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+        root = try makeTemporaryDirectory().path
     }
 
     func path(_ relative: String) -> String {

@@ -1,4 +1,5 @@
 import Foundation
+import NewsstandTestSupport
 import Testing
 
 @testable import Newsstand
@@ -305,7 +306,7 @@ import Testing
         // The commit's half: attached once, unpack off, and not again when the same update comes twice.
         var issue = Issue(name: "Episode b", date: Self.today, folderName: "Episode b")
         issue.assets = [AssetRequest(url: try #require(URL(string: "http://cdn.example/b.mp3"))).makeAsset(id: "m")]
-        let root = FileManager.default.temporaryDirectory.appendingPathComponent("feedmerge-\(UUID().uuidString)")
+        let root = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: root) }
         let layout = LibraryLayout(root: root.path)
         let extras = late.issueUpdates.first?.newExtras ?? []

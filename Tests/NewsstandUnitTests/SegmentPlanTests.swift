@@ -99,8 +99,7 @@ import NewsstandTestSupport
     /// Bytes landing along a run of ranges move each range's cursor to its part of them, never back.
     @Test func bytesLandingAcrossARunMoveEachRangesCursor() throws {
         let plan = SegmentPlan(total: 12 << 20, validator: "\"e\"", count: 3)
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("segment-tracker-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let folder = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: folder) }
         let job = DownloadEngine.Job(
             assetID: "a", url: try #require(URL(string: "http://127.0.0.1/a")), sha256: nil,
