@@ -11,7 +11,7 @@ extension Library {
     public func summaries(status: Issue.Status? = nil) async throws -> [IssueSummary] {
         let catalog = self.catalog
         return try await runBlocking {
-            try catalog.openIndex().sorted(status: status) { $0.summary }
+            try catalog.openIndex().sortedSummaries(status: status)
         }
     }
 

@@ -112,6 +112,13 @@ package final class CatalogIndexReader {
         try sorted(status: status) { $0 }
     }
 
+    /// ``sorted(status:_:)`` of the summaries, specialised here: called from another module, the generic one ran
+    /// unspecialised (each entry through value witnesses) and `list` at 100,000 issues took 4 % more CPU than
+    /// before the layers were split (median of 15, 318 ms against 305 ms).
+    package func sortedSummaries(status: Issue.Status? = nil) throws -> [IssueSummary] {
+        try sorted(status: status) { $0.summary }
+    }
+
     /// `transform` of each live entry with `status` (all when nil), newest date first, then by name.
     /// Sorts positions by a precomputed day number, so that 100,000 entries are never moved whole, and
     /// maps straight from them (no sorted copy of the entries is held beside the result).
