@@ -46,10 +46,10 @@ extension ScheduleReport {
     package init(_ subscription: Subscription, plan: CheckPlan) {
         id = subscription.id
         name = subscription.name
-        lastChecked = subscription.lastChecked?.formatted(.iso8601)
+        lastChecked = subscription.lastChecked.map { ISO8601Time.format($0) }
         lastOutcome = subscription.lastOutcome?.description
         failures = subscription.failures
-        nextCheck = plan.due?.formatted(.iso8601)
+        nextCheck = plan.due.map { ISO8601Time.format($0) }
         reason = plan.reason.rawValue
         intervalSeconds = plan.interval?.components.seconds
         explanation = plan.explanation
