@@ -73,7 +73,7 @@ package struct CatalogEvent: Sendable, Hashable {
         w.key("kind")
         w.string(kind.rawValue)
         w.key("time")
-        w.string(ISO8601Time.format(time, milliseconds: true))
+        w.string(time.formatted(CatalogEvent.timeStyle))
         if let reason {
             w.key("reason")
             w.string(reason)
@@ -100,6 +100,8 @@ package struct CatalogEvent: Sendable, Hashable {
         return w.bytes
     }
 
+    static let timeStyle = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
+
     /// Reads one stored line (without its newline).
     /// - Throws: `.manifestUnreadable` naming `path` when the line is not an event.
     package static func decode(_ bytes: UnsafeBufferPointer<UInt8>, path: String) throws -> CatalogEvent {
@@ -113,7 +115,7 @@ package struct CatalogEvent: Sendable, Hashable {
                 throw CatalogShapeError("event kind \(kindText.debugDescription) is unknown")
             }
             let timeText = try object.string("time", at: "event")
-            guard let time = ISO8601Time.parse(timeText) else {
+            guard let time = try? Date(timeText, strategy: timeStyle) else {
                 throw CatalogShapeError("event time \(timeText.debugDescription) is not ISO 8601")
             }
             var event = CatalogEvent(

@@ -44,15 +44,6 @@ public struct IssueDate: Hashable, Sendable, Comparable, Codable, CustomStringCo
     ///   - date: The instant.
     ///   - timeZone: Where the day is counted; UTC by default.
     public init(_ date: Date, timeZone: TimeZone = .gmt) {
-        // UTC from 1583 on (after the Gregorian reform, where ICU's calendar and the proleptic one agree) by
-        // arithmetic: Foundation's Calendar loads ICU's calendar tables into every process that dates an item.
-        let seconds = date.timeIntervalSince1970
-        if timeZone.identifier == "GMT", seconds >= IssueDate.arithmeticFrom, seconds < IssueDate.arithmeticUntil {
-            let days = Int64((seconds / 86_400).rounded(.down))
-            let (year, month, day) = HTTPDate.civil(fromDays: days)
-            self.init(uncheckedYear: year, month: month, day: day)
-            return
-        }
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = timeZone
         let parts = calendar.dateComponents([.era, .year, .month, .day], from: date)
@@ -66,10 +57,6 @@ public struct IssueDate: Hashable, Sendable, Comparable, Codable, CustomStringCo
             self.init(uncheckedYear: 9999, month: 12, day: 31)
         }
     }
-
-    /// 1583-01-01 and 10000-01-01 UTC, in seconds since 1970: where ``init(_:timeZone:)`` counts UTC days itself.
-    private static let arithmeticFrom = Double(HTTPDate.daysFromCivil(year: 1583, month: 1, day: 1) * 86_400)
-    private static let arithmeticUntil = Double(HTTPDate.daysFromCivil(year: 10_000, month: 1, day: 1) * 86_400)
 
     /// Today's date in the local time zone.
     public static func today() -> IssueDate {

@@ -43,7 +43,7 @@ extension EventReport {
         cursor = event.cursor
         id = event.id
         kind = event.kind.rawValue
-        time = ISO8601Time.format(event.time, milliseconds: true)
+        time = event.time.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true))
         reason = event.reason
         detail = event.detail
         issue = event.issue.map {

@@ -46,10 +46,10 @@ extension ScheduleReport {
     package init(_ subscription: Subscription, plan: CheckPlan) {
         id = subscription.id
         name = subscription.name
-        lastChecked = subscription.lastChecked.map { ISO8601Time.format($0) }
+        lastChecked = subscription.lastChecked?.formatted(.iso8601)
         lastOutcome = subscription.lastOutcome?.description
         failures = subscription.failures
-        nextCheck = plan.due.map { ISO8601Time.format($0) }
+        nextCheck = plan.due?.formatted(.iso8601)
         reason = plan.reason.rawValue
         intervalSeconds = plan.interval?.components.seconds
         explanation = plan.explanation

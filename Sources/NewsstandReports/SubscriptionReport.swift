@@ -72,7 +72,7 @@ extension SubscriptionReport {
         issues = subscription.issuesHeld
         issuesAdded = subscription.issueNames.count
         itemsSeen = subscription.itemsSeen
-        lastChecked = subscription.lastChecked.map { ISO8601Time.format($0) }
+        lastChecked = subscription.lastChecked?.formatted(.iso8601)
         lastOutcome = subscription.lastOutcome?.description
         template = subscription.template?.text
     }

@@ -2,7 +2,6 @@ import Foundation
 import Glibc
 import Logging
 import Newsstand
-import NewsstandCore
 import NewsstandSubscriptions
 
 /// The service's log: one line per event on stderr, each written with one `write(2)` so lines from several
@@ -34,12 +33,12 @@ public struct ServiceLogHandler: LogHandler {
         switch format {
         case .json:
             var object: [String: String] = ["level": event.level.rawValue, "message": "\(event.message)"]
-            object["time"] = ISO8601Time.format(Date())
+            object["time"] = Date().formatted(.iso8601)
             for (key, value) in all where object[key] == nil { object[key] = "\(value)" }
             let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data()
             line = String(decoding: data, as: UTF8.self)
         case .text:
-            line = timestamps ? ISO8601Time.format(Date()) + " " : ""
+            line = timestamps ? Date().formatted(.iso8601) + " " : ""
             line += "\(event.level): \(event.message)"
             if !all.isEmpty {
                 line += " " + all.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
@@ -66,7 +65,7 @@ extension SchedulerEvent {
             case .failed(let error): outcome = "failed: \(error.message)"
             }
             let plan = next.map { plan in
-                plan.due.map { "; next check \(ISO8601Time.format($0)) (\(plan.explanation))" } ?? "; \(plan.explanation)"
+                plan.due.map { "; next check \($0.formatted(.iso8601)) (\(plan.explanation))" } ?? "; \(plan.explanation)"
             } ?? ""
             if case .failed = report.outcome { return (.warning, "\(name.debugDescription): \(outcome)\(plan)") }
             return (.info, "\(name.debugDescription): \(outcome)\(plan)")

@@ -41,7 +41,7 @@ enum SubscriptionRecord {
         guard SafePathComponent(validating: id) != nil else { throw CatalogShapeError("id is not a safe name") }
         let url = try AssetRequest.parseURL(try object.string("url", at: ""))
         let formatText = try object.optionalString("format", at: "")
-        let created = try object.optionalString("created", at: "").flatMap(ISO8601Time.parse)
+        let created = try object.optionalString("created", at: "").flatMap { try? Date($0, strategy: .iso8601) }
         var previous: [URL] = []
         for value in try object.array("previousURLs", at: "", optional: true) {
             guard case .string(let text) = value else { throw CatalogShapeError("previousURLs holds a non-string") }
@@ -118,7 +118,7 @@ enum SubscriptionRecord {
         writer.key("bodyDigest", first: true)
         writer.optionalString(subscription.bodyDigest)
         writer.key("created")
-        writer.string(ISO8601Time.format(subscription.created))
+        writer.string(subscription.created.formatted(.iso8601))
         writer.key("download")
         writer.bool(subscription.downloadsAutomatically)
         writer.key("etag")
@@ -198,11 +198,11 @@ package struct CheckStatus: Sendable, Hashable {
         var writer = JSONWriter(capacity: 192)
         writer.raw("{")
         writer.key("checked", first: true)
-        writer.string(ISO8601Time.format(checked))
+        writer.string(checked.formatted(.iso8601))
         writer.key("failures")
         writer.integer(Int64(failures))
         writer.key("notBefore")
-        writer.optionalString(hints.notBefore.map { ISO8601Time.format($0) })
+        writer.optionalString(hints.notBefore?.formatted(.iso8601))
         writer.key("notBeforeReason")
         writer.optionalString(hints.notBeforeReason?.rawValue)
         writer.key("outcome")
@@ -218,14 +218,14 @@ package struct CheckStatus: Sendable, Hashable {
         guard
             let value = try? data.withUnsafeBytes({ try JSONReader.parse($0.bindMemory(to: UInt8.self)) }),
             case .object(let object) = value, case .string(let checked)? = object["checked"],
-            case .string(let outcome)? = object["outcome"], let date = ISO8601Time.parse(checked)
+            case .string(let outcome)? = object["outcome"], let date = try? Date(checked, strategy: .iso8601)
         else { return nil }
         self.checked = date
         self.outcome = CheckOutcome(text: outcome)
         if case .integer(let count)? = object["failures"], count >= 0, count < 10_000 { failures = Int(count) } else { failures = 0 }
         hints = FeedHints()
         if case .integer(let ttl)? = object["ttl"], ttl > 0, ttl <= 7 * 24 * 60 { hints.ttlMinutes = Int(ttl) }
-        if case .string(let text)? = object["notBefore"], let notBefore = ISO8601Time.parse(text),
+        if case .string(let text)? = object["notBefore"], let notBefore = try? Date(text, strategy: .iso8601),
             case .string(let reason)? = object["notBeforeReason"], let known = FeedHints.ServerReason(rawValue: reason)
         {
             hints.notBefore = notBefore

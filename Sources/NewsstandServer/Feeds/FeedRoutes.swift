@@ -69,7 +69,7 @@ enum RSS {
 
 enum OPDS {
     static func catalog(_ items: [FeedItem], total: Int, offset: Int, base: String) -> String {
-        let updated = ISO8601Time.format(Date())
+        let updated = Date().formatted(Date.ISO8601FormatStyle())
         let entries = items.map { item in
             var links = "<link rel=\"http://opds-spec.org/image\" href=\"\(base)/covers/\(item.key)?size=1024\"/>"
             links += "<link rel=\"http://opds-spec.org/image/thumbnail\" href=\"\(base)/covers/\(item.key)\"/>"
