@@ -49,7 +49,7 @@ import Testing
         return operations.flatMap { op in writes.map { (op, $0) } } + [(["remove", "Seed B"], "remove-trashed")]
     }()
 
-    @Test(arguments: cases)
+    @Test(.slow, arguments: cases)
     func aKillInsideAnyWriteLeavesAConsistentCatalog(operation: [String], point: String) async throws {
         try await withTemporaryDirectory { lib in
             for name in ["Seed A", "Seed B"] {

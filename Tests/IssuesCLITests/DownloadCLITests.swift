@@ -457,7 +457,7 @@ import Testing
     /// the asset's lock, so the removal leaves the asset's files to it. It used to leave the resume record for
     /// good (and the removal sometimes failed deleting the staging folder under the extraction); now the
     /// downloading process deletes everything once it finds the issue gone.
-    @Test(arguments: ["download", "unpack"])
+    @Test(.slow, arguments: ["download", "unpack"])
     func removeDuringATransferOrAnUnpackLeavesNothing(phase: String) async throws {
         try await withTemporaryDirectory { fixtures in
             let zip = fixtures.appendingPathComponent("many.zip").path
@@ -501,7 +501,7 @@ import Testing
     }
 
     /// kill -9 while a large archive is being extracted: no half content shows, and `resume` finishes it.
-    @Test func killNineDuringUnpackThenResume() async throws {
+    @Test(.slow) func killNineDuringUnpackThenResume() async throws {
         try await withTemporaryDirectory { fixtures in
             let zip = fixtures.appendingPathComponent("many.zip").path
             try ArchiveFixtures.manySmallFiles(count: 20_000, bytesEach: 64, format: .zip, to: zip)

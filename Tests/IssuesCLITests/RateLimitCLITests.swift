@@ -8,7 +8,7 @@ import Testing
     /// short stall window, and the wait counted as its server stalling: with `--jobs 8 --limit-rate 4K`, 6 of 8
     /// were given up as "stalled". Shared fairly, and with the limiter's waits left out of the stall windows,
     /// all eight finish, none stalls, and the run as a whole still keeps to the rate.
-    @Test func eightTransfersShareASmallBudgetAndNoneStalls() async throws {
+    @Test(.slow) func eightTransfersShareASmallBudgetAndNoneStalls() async throws {
         try await withTestServer { server in
             try await withTemporaryDirectory { lib in
                 let size = 6_000

@@ -115,7 +115,7 @@ import Testing
         }
     }
 
-    @Test func demoRunsEndToEnd() async throws {
+    @Test(.slow) func demoRunsEndToEnd() async throws {
         _ = try python3()
         let server = try sibling("sample-server")
         let reader = try sibling("sample-reader")

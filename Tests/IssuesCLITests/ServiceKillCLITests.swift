@@ -60,7 +60,7 @@ import Testing
         #expect(verified.status == 0, "verify: \(verified.stdout)\(verified.stderr)")
     }
 
-    @Test func killedAtRandomPointsTheServiceLosesNoItemAndFetchesNoAssetTwice() async throws {
+    @Test(.slow) func killedAtRandomPointsTheServiceLosesNoItemAndFetchesNoAssetTwice() async throws {
         let environment = ProcessInfo.processInfo.environment
         let kills = environment["ISSUES_SERVICE_KILLS"].flatMap(Int.init) ?? 6
         let seed = environment["ISSUES_KILL_SEED"].flatMap(UInt64.init) ?? UInt64.random(in: 1...UInt64.max)
@@ -130,7 +130,7 @@ import Testing
 
     /// One service, a second start refused, and three manual syncs of the same feed, all at once: every item
     /// is added once and every asset fetched once.
-    @Test func aServiceASecondStartAndManualSyncsAtOnceAddEveryItemOnce() async throws {
+    @Test(.slow) func aServiceASecondStartAndManualSyncsAtOnceAddEveryItemOnce() async throws {
         let names = (1...12).map { "Item \($0)" }
         try await withTestServer { server in
             for name in names + ["Old"] {

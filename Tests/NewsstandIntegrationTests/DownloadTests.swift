@@ -385,7 +385,7 @@ import Testing
         }
     }
 
-    @Test func oneSlowAssetDoesNotHoldTheOthersBack() async throws {
+    @Test(.slow) func oneSlowAssetDoesNotHoldTheOthersBack() async throws {
         try await withTestServer { server in
             // 15 s: longer than 49 small files take even on a loaded two-core machine.
             server.serve("/slow.bin", bytes: patternBytes(count: 1_500_000))

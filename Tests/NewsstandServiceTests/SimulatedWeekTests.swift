@@ -84,7 +84,7 @@ import Testing
         let reasons = Mutex<Set<CheckPlan.Reason>>([])
     }
 
-    @Test func aSimulatedWeekKeepsEveryFeedOnItsPlanAndEveryHostUnderItsLimit() async throws {
+    @Test(.slow) func aSimulatedWeekKeepsEveryFeedOnItsPlanAndEveryHostUnderItsLimit() async throws {
         let feeds = ProcessInfo.processInfo.environment["ISSUES_SCHEDULE_FEEDS"].flatMap(Int.init) ?? 100
         let serverCount = max(2, feeds / 100)
         var servers: [TestHTTPServer] = []
