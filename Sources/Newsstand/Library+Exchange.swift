@@ -49,7 +49,7 @@ extension Library {
                 try IssueExchange.read(raw.bindMemory(to: UInt8.self), source: source) { item in
                     var item = item
                     if case .success(let definition) = item.result,
-                        !seen.insert(definition.name.precomposedStringWithCanonicalMapping).inserted
+                        !seen.insert(IssueName.canonical(definition.name)).inserted
                     {
                         item.result = .failure(.init("the name \(definition.name.debugDescription) appears twice in \(source)"))
                     }

@@ -87,7 +87,7 @@ package final class Catalog: Sendable {
     /// The record key of an issue name: the first 128 bits of SHA-256 of its NFC form, in hex. Swift
     /// compares names by canonical equivalence, so both spellings of "é" must find the same record.
     package static func key(for name: String) -> String {
-        let digest = SHA256.hash(data: Array(name.precomposedStringWithCanonicalMapping.utf8))
+        let digest = SHA256.hash(data: Array(IssueName.canonical(name).utf8))
         let hex: [UInt8] = Array("0123456789abcdef".utf8)
         var text: [UInt8] = []
         text.reserveCapacity(32)

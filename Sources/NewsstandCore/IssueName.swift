@@ -1,7 +1,16 @@
+import Foundation
+
 /// The rules for an issue's name: what the library accepts, and how a feed item's title becomes one.
 package enum IssueName {
     /// The longest name, in UTF-8 bytes.
     static let maxLength = 1024
+
+    /// The name's canonical (NFC) form: what its record key hashes, so both spellings of "é" find one record.
+    /// An ASCII name is its own NFC form and skips Foundation's normaliser, which went through CFString and
+    /// took a tenth of `import`'s CPU.
+    package static func canonical(_ name: String) -> String {
+        name.utf8.allSatisfy { $0 < 0x80 } ? name : name.precomposedStringWithCanonicalMapping
+    }
 
     /// - Throws: `.invalidIssueName` for a name that is empty, too long, or holds a control or
     ///   bidirectional control character.
