@@ -100,11 +100,7 @@ extension Library {
         let issue = try await runBlocking {
             try catalog.write { changes -> Issue in
                 guard var issue = try changes.issue(named: name) else { throw notFound }
-                // Every bucket the removal will rewrite (the record's, read above; the folder claim's) must be
-                // readable before the issue is marked: a damaged one stops it here, with nothing changed or moved.
-                _ = try changes.bucket(Catalog.folderKey(issue.claimName))
-                issue.isBeingRemoved = true
-                try changes.put(issue)
+                try changes.markBeingRemoved(&issue)
                 return issue
             }
         }

@@ -157,11 +157,7 @@ package struct IssueRemoval {
                         outcome.spared.append((current, .pinned))
                         continue
                     }
-                    // The folder claim's bucket too (the record's was read above): a damaged one stops the
-                    // prune here, before anything is marked or moved.
-                    _ = try changes.bucket(Catalog.folderKey(current.claimName))
-                    current.isBeingRemoved = true
-                    try changes.put(current)
+                    try changes.markBeingRemoved(&current)
                 }
                 marked.append(current)
             }
@@ -195,5 +191,16 @@ package struct IssueRemoval {
         }
         for path in trashed { try TreeRemover.remove(path) }
         return outcome
+    }
+}
+
+extension CatalogChanges {
+    /// Marks `issue` (read in this change) as being removed, the first step of every removal. The folder
+    /// claim's bucket is read first (the record's was read with the issue): a damaged one stops the removal
+    /// here, with nothing marked or moved.
+    package mutating func markBeingRemoved(_ issue: inout Issue) throws {
+        _ = try bucket(Catalog.folderKey(issue.claimName))
+        issue.isBeingRemoved = true
+        try put(issue)
     }
 }

@@ -207,32 +207,39 @@ package final class DownloadEngine: Sendable {
     /// made anew for each redirect.
     struct Attempt {
         let job: Job
-        let sink: FileSink
         let offset: Int64
         let validator: String?
-        let splitAbove: Int64?
-        let throttle: ProgressThrottle
-        let progress: @Sendable (Progress) -> Void
-        let uncappedRate: Double
         var hop: Hop
         var delegate: ResponseDelegate
+        /// A fresh delegate for the attempt's bytes: one per hop, since a redirect's body starts over.
+        private let makeDelegate: () -> ResponseDelegate
 
         init(
             job: Job, sink: FileSink, offset: Int64, validator: String?, splitAbove: Int64?, throttle: ProgressThrottle,
             progress: @escaping @Sendable (Progress) -> Void, uncappedRate: Double
         ) {
             self.job = job
-            self.sink = sink
             self.offset = offset
             self.validator = validator
-            self.splitAbove = splitAbove
-            self.throttle = throttle
-            self.progress = progress
-            self.uncappedRate = uncappedRate
             hop = Hop(url: job.url, route: .direct)
-            delegate = Attempt.makeDelegate(
-                job: job, sink: sink, offset: offset, validator: validator, splitAbove: splitAbove, throttle: throttle,
-                progress: progress, uncappedRate: uncappedRate)
+            makeDelegate = {
+                ResponseDelegate(
+                    sink: sink, requestedOffset: offset, sentValidator: validator, url: job.url,
+                    splitAbove: splitAbove, uncappedRate: uncappedRate,
+                    onStart: { from, expected in
+                        throttle.bodyStart.withLock { $0 = from }
+                        progress(.started(resumingFrom: from, expected: expected))
+                    },
+                    onProgress: { received, expected in
+                        let total = throttle.bodyStart.withLock { $0 } + received
+                        if let rate = throttle.shouldReport(total: total) {
+                            progress(.bytes(received: total, expected: expected, bytesPerSecond: rate))
+                        }
+                    },
+                    rateLimiter: job.rateLimiter
+                )
+            }
+            delegate = makeDelegate()
         }
 
         var headers: HTTPHeaders {
@@ -244,33 +251,10 @@ package final class DownloadEngine: Sendable {
             return headers
         }
 
-        /// Follows a redirect to `url`: a new hop and a fresh delegate (the body starts over there).
+        /// Follows a redirect to `url`: a new hop and a fresh delegate.
         mutating func redirect(to url: URL) {
             hop.url = url
-            delegate = Attempt.makeDelegate(
-                job: job, sink: sink, offset: offset, validator: validator, splitAbove: splitAbove, throttle: throttle,
-                progress: progress, uncappedRate: uncappedRate)
-        }
-
-        private static func makeDelegate(
-            job: Job, sink: FileSink, offset: Int64, validator: String?, splitAbove: Int64?, throttle: ProgressThrottle,
-            progress: @escaping @Sendable (Progress) -> Void, uncappedRate: Double
-        ) -> ResponseDelegate {
-            ResponseDelegate(
-                sink: sink, requestedOffset: offset, sentValidator: validator, url: job.url,
-                splitAbove: splitAbove, uncappedRate: uncappedRate,
-                onStart: { from, expected in
-                    throttle.bodyStart.withLock { $0 = from }
-                    progress(.started(resumingFrom: from, expected: expected))
-                },
-                onProgress: { received, expected in
-                    let total = throttle.bodyStart.withLock { $0 } + received
-                    if let rate = throttle.shouldReport(total: total) {
-                        progress(.bytes(received: total, expected: expected, bytesPerSecond: rate))
-                    }
-                },
-                rateLimiter: job.rateLimiter
-            )
+            delegate = makeDelegate()
         }
     }
 
