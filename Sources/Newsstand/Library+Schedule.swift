@@ -14,12 +14,15 @@ extension Library {
 
     /// Checks the subscription with this identifier as `sync` would, counting the check as made at `now`,
     /// and returns the report with the plan it leaves. Nil when the subscription no longer exists; no report
-    /// when it was paused since it was planned (another process paused it): nothing is fetched then.
-    package func check(subscriptionID id: String, now: Date) async -> (report: SyncReport?, next: CheckPlan?)? {
+    /// when it was paused since it was planned (another process paused it): nothing is fetched then. `gate`
+    /// is waited on just before the feed's request.
+    package func check(
+        subscriptionID id: String, now: Date, gate: StartGate? = nil
+    ) async -> (report: SyncReport?, next: CheckPlan?)? {
         let store = SubscriptionStore(layout: layout)
         guard var subscription = try? await runBlocking({ try store.load(id) }) else { return nil }
         if subscription.isPaused || subscription.isGone { return (nil, CheckPlan.plan(for: subscription, now: now)) }
-        let report = await refresh(subscription, backfill: false, now: now)
+        let report = await refresh(subscription, backfill: false, now: now, gate: gate)
         if case .unchanged = report.outcome {
             // Nothing but the status changed (most checks): the plan follows without reading the record again.
             subscription.lastChecked = now

@@ -91,14 +91,16 @@ extension Library {
     }
 
     /// Refreshes one subscription; never throws (the report says what failed). `now` is when the check
-    /// counts as made (the scheduler's clock; the wall clock otherwise).
+    /// counts as made (the scheduler's clock; the wall clock otherwise); `gate`, when given, is waited on
+    /// just before the feed's request (the service's per-host rule).
     func refresh(
-        _ subscription: Subscription, backfill: Bool, queueingDownloads: Bool = true, now: Date = Date()
+        _ subscription: Subscription, backfill: Bool, queueingDownloads: Bool = true, now: Date = Date(),
+        gate: StartGate? = nil
     ) async -> SyncReport {
         var report = SyncReport(subscription: subscription.name, outcome: .unchanged)
         do {
             report = try await refreshOrThrow(
-                subscription, backfill: backfill, queueingDownloads: queueingDownloads, now: now)
+                subscription, backfill: backfill, queueingDownloads: queueingDownloads, now: now, gate: gate)
             if !report.addedIssues.isEmpty { report.prunedIssues = try await applyKeep(of: subscription.id) }
         } catch let error as NewsstandError {
             report.outcome = .failed(error)
@@ -145,7 +147,7 @@ extension Library {
     }
 
     private func refreshOrThrow(
-        _ subscription: Subscription, backfill: Bool, queueingDownloads: Bool, now: Date
+        _ subscription: Subscription, backfill: Bool, queueingDownloads: Bool, now: Date, gate: StartGate? = nil
     ) async throws -> SyncReport {
         var report = SyncReport(subscription: subscription.name, outcome: .unchanged)
         let mapping = try subscription.mappingJSON.map { try FeedMapping(json: Data($0.utf8)) }
@@ -155,6 +157,7 @@ extension Library {
             backfill
             ? DocumentValidators()
             : DocumentValidators(etag: subscription.etag, lastModified: subscription.lastModified)
+        if let gate { try await gate.waitForStart(origin: URLCredentials.origin(of: subscription.url)) }
         let fetched = try await startedEngine().fetchDocument(
             subscription.url, validators: requestValidators, maxBytes: FeedLimits().maxBodyBytes,
             headers: credentials.feedHeaders(subscription: subscription.id).sorted { $0.key < $1.key }

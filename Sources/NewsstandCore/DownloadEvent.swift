@@ -74,6 +74,9 @@ public struct DownloadOptions: Sendable, Hashable {
     /// keeps one connection; any disagreement between the ranges starts over on one connection. A
     /// segmented asset takes one of the `jobs` slots, and its ranges resume after a crash whatever this is.
     public var segments: Int?
+    /// Waited on before each asset's request goes out (`nil`: none): how the service holds a run's assets
+    /// to the per-host rule it applies to its feed checks.
+    public var startGate: StartGate?
 
     /// Creates options.
     public init(jobs: Int = 4, keepArchives: Bool = false, rateLimit: Int64? = nil, segments: Int? = nil) {
@@ -82,4 +85,25 @@ public struct DownloadOptions: Sendable, Hashable {
         self.rateLimit = rateLimit.map { max(1, $0) }
         self.segments = segments.map { min(max(1, $0), 16) }
     }
+}
+
+/// Decides when a request to an origin may start. The service's scheduler hands one to each download it
+/// starts, so that the assets of one issue keep the spacing its feed checks and other downloads keep.
+/// Compared by identity: two gates are equal only when they are the same gate.
+public struct StartGate: Sendable, Hashable {
+    private let identity = Identity()
+    private let wait: @Sendable (_ origin: String) async throws -> Void
+
+    private final class Identity: Sendable {}
+
+    /// - Parameter wait: Returns when a request to `origin` (scheme, host and port) may start, counting it
+    ///   as started; throws `CancellationError` when the task is cancelled first.
+    public init(wait: @escaping @Sendable (_ origin: String) async throws -> Void) {
+        self.wait = wait
+    }
+
+    public func waitForStart(origin: String) async throws { try await wait(origin) }
+
+    public static func == (a: StartGate, b: StartGate) -> Bool { a.identity === b.identity }
+    public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(identity)) }
 }

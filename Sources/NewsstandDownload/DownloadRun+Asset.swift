@@ -191,6 +191,7 @@ extension DownloadRun {
             partialPath: layout.partialFile(id), recordPath: layout.resumeRecord(id), rateLimiter: rateLimiter,
             segments: options.segments)
         try Task.checkCancellation()
+        if let gate = options.startGate { try await gate.waitForStart(origin: URLCredentials.origin(of: asset.url)) }
         var refreshed = false
         while true {
             let attempt = job

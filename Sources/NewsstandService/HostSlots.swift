@@ -27,6 +27,20 @@ struct HostSlots {
         lastStart[host] = time
     }
 
+    /// A started job's first request leaves at `time`: later starts are spaced from it.
+    mutating func requestLeft(_ host: String, at time: Date) {
+        lastStart[host] = max(lastStart[host] ?? time, time)
+    }
+
+    /// Takes the next start `host` allows at or after `now` for a request within a job that already holds a
+    /// slot (the next asset of an issue being downloaded), and returns it; later starts keep their spacing
+    /// after it.
+    mutating func reserve(_ host: String, now: Date) -> Date {
+        let at = lastStart[host].map { max(now, $0 + spacing) } ?? now
+        lastStart[host] = at
+        return at
+    }
+
     mutating func finished(_ host: String) {
         inFlight[host, default: 1] -= 1
         if inFlight[host] == 0 { inFlight[host] = nil }

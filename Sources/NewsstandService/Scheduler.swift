@@ -4,6 +4,7 @@ import Logging
 import Newsstand
 import NewsstandCore
 import NewsstandSubscriptions
+import Synchronization
 
 /// What the scheduler did: one value per start and finish, for the service's log lines and for tests.
 public enum SchedulerEvent: Sendable {
@@ -142,18 +143,19 @@ public actor Scheduler {
         let now = clock.now()
         var nextWake: Date?
         func wake(at date: Date) { nextWake = min(nextWake ?? date, date) }
-        // Downloads first (their issues already wait), then checks by due time.
-        let order = pending.values.sorted { a, b in
+        // Only what is due is ordered: with 1,000 subscriptions most wait, and sorting them all on every wake
+        // made a simulated week quadratic. Downloads first (their issues already wait), then checks by due time.
+        var due: [Pending] = []
+        for item in pending.values {
+            if item.due <= now { due.append(item) } else { wake(at: item.due) }
+        }
+        due.sort { a, b in
             if case .download = a.job, case .check = b.job { return true }
             if case .check = a.job, case .download = b.job { return false }
             return (a.due, a.name) < (b.due, b.name)
         }
-        for item in order {
+        for item in due {
             guard running.count < options.concurrent else { break }  // a finish wakes us
-            guard item.due <= now else {
-                wake(at: item.due)
-                continue
-            }
             guard let earliest = slots.earliestStart(item.origin, now: now) else { continue }  // a finish wakes us
             guard earliest <= now else {
                 wake(at: earliest)
@@ -177,8 +179,9 @@ public actor Scheduler {
         switch item.job {
         case .check(let id):
             onEvent(.checking(subscription: item.name, origin: item.origin, due: item.due, at: now))
+            let gate = gate(startedAt: item.origin)
             group.addTask {
-                let checked = await library.check(subscriptionID: id, now: clock.now())
+                let checked = await library.check(subscriptionID: id, now: clock.now(), gate: gate)
                 var downloads: [(String, String)] = []
                 if let report = checked?.report ?? nil, report.downloadsNewIssues {
                     for name in report.keptIssues {
@@ -192,6 +195,8 @@ public actor Scheduler {
             }
         case .download(let issue):
             onEvent(.downloading(issue: issue, origin: item.origin, at: now))
+            var downloadOptions = downloadOptions
+            downloadOptions.startGate = gate(startedAt: item.origin)
             group.addTask {
                 do {
                     let summary = try await library.download(issues: [issue], options: downloadOptions)
@@ -204,6 +209,36 @@ public actor Scheduler {
                 continuation.yield(.finishedDownload(issue: issue, origin: item.origin))
             }
         }
+    }
+
+    /// The gate of one job. The dispatcher started the job within the rule; its first request goes out now
+    /// and counts as the origin's last start from the moment it leaves (a check reads its record first, a
+    /// download prepares its files, and the spacing is between requests). Each later request (the next asset
+    /// of an issue) takes the next start its origin allows (``HostSlots/reserve(_:now:)``) and waits for it,
+    /// so that an issue of many files is fetched at the pace of the per-host rule, not back to back.
+    private func gate(startedAt origin: String) -> StartGate {
+        let firstIsStarted = Mutex<String?>(origin)
+        let clock = self.clock
+        return StartGate { [weak self] requested in
+            guard let self else { throw CancellationError() }
+            let first = firstIsStarted.withLock { started in
+                defer { started = nil }
+                return started == requested
+            }
+            if first {
+                await self.requestLeft(requested)
+            } else {
+                try await clock.sleep(until: await self.reserveStart(requested))
+            }
+        }
+    }
+
+    private func requestLeft(_ origin: String) {
+        slots.requestLeft(origin, at: clock.now())
+    }
+
+    private func reserveStart(_ origin: String) -> Date {
+        slots.reserve(origin, now: clock.now())
     }
 
     private func handle(_ wake: Wake) async {

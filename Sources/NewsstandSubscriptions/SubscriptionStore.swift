@@ -51,21 +51,50 @@ package struct SubscriptionStore: Sendable {
         return subscription
     }
 
+    /// Every subscription without its items or status (``SubscriptionHeaders``): names, URLs and settings.
+    /// - Throws: the first record that cannot be read, naming it.
+    package func headers() throws -> [Subscription] {
+        let folder = layout.subscriptions
+        guard POSIX.exists(folder) else { return [] }
+        let names: [String]
+        do {
+            names = try FileManager.default.contentsOfDirectory(atPath: folder)
+        } catch {
+            throw NewsstandError(.io, "cannot read \(folder): \(error.localizedDescription)", underlying: error)
+        }
+        let cache = SubscriptionHeaders.shared
+        var headers: [Subscription] = []
+        var listed: Set<String> = []
+        for name in names where name.hasSuffix(".json") && !name.hasPrefix(".") {
+            let path = layout.subscription(String(name.dropLast(5)))
+            listed.insert(path)
+            let header = try cache.header(at: path) { path in
+                try AtomicFile.read(path).map { try SubscriptionRecord.decode($0, path: path, withItems: false) }
+            }
+            if let header { headers.append(header) }
+        }
+        cache.forget(cache.paths(under: folder).filter { !listed.contains($0) })
+        return headers
+    }
+
     /// The subscription with this name (case-insensitively), or nil.
     package func find(_ name: String) throws -> Subscription? {
         let wanted = name.lowercased()
-        return try all().first { $0.name.lowercased() == wanted }
+        guard let header = try headers().first(where: { $0.name.lowercased() == wanted }) else { return nil }
+        return try load(header.id)
     }
 
-    /// Throws `.duplicateSubscription` when another subscription has this name or URL.
     /// The subscription whose feed carries `podcastGUID`: the same show, wherever its feed now lives.
     package func find(podcastGUID: String?) throws -> Subscription? {
         guard let podcastGUID else { return nil }
-        return try all().first { $0.podcastGUID == podcastGUID }
+        guard let header = try headers().first(where: { $0.podcastGUID == podcastGUID }) else { return nil }
+        return try load(header.id)
     }
 
+    /// Throws `.duplicateSubscription` when another subscription has this name or URL.
     package func checkUnique(name: String?, url: URL?, except id: String?) throws {
-        for other in try all() where other.id != id {
+        for other in try headers().sorted(by: { ($0.name.lowercased(), $0.id) < ($1.name.lowercased(), $1.id) })
+        where other.id != id {
             if let name, other.name.lowercased() == name.lowercased() {
                 throw NewsstandError(.duplicateSubscription, "a subscription named \(other.name.debugDescription) already exists")
             }

@@ -286,13 +286,19 @@ public struct RecordedRequest: Sendable {
     public var version: String
     /// Every header field in arrival order, names as sent.
     public var headers: [(String, String)]
+    /// When the request's head arrived: what a test of request pacing compares.
+    public var receivedAt: ContinuousClock.Instant
 
     /// Creates a record (the server makes these; public for tests that build expectations).
-    public init(method: String, uri: String, version: String = "HTTP/1.1", headers: [(String, String)]) {
+    public init(
+        method: String, uri: String, version: String = "HTTP/1.1", headers: [(String, String)],
+        receivedAt: ContinuousClock.Instant = .now
+    ) {
         self.method = method
         self.uri = uri
         self.version = version
         self.headers = headers
+        self.receivedAt = receivedAt
     }
 
     /// The value of header `name` (case-insensitive); several fields of that name are joined with

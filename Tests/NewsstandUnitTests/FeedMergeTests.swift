@@ -198,6 +198,51 @@ import Testing
         #expect(withGUID.podcastGUID == "917393e3-1b1e-5cef-ace4-edaa54e1f810")
     }
 
+    /// A record read without its items is the record less its items, and the items are still checked for
+    /// syntax (a damaged record is not read as a smaller one); a repeated top-level key is refused either way.
+    @Test func subscriptionHeadersAreRecordsWithoutTheirItems() throws {
+        var subscription = Self.refresh(Self.emptySubscription(), Self.three).subscription
+        subscription.podcastGUID = "show"
+        let data = SubscriptionRecord.encode(subscription)
+        var header = try SubscriptionRecord.decode(data, path: "test", withItems: false)
+        #expect(header.items.isEmpty && !subscription.items.isEmpty)
+        header.items = subscription.items
+        #expect(header == subscription)
+        let text = String(decoding: data, as: UTF8.self)
+        let broken = Data(text.replacingOccurrences(of: "\"items\":[", with: "\"items\":[{").utf8)
+        #expect(throws: NewsstandError.self) { try SubscriptionRecord.decode(broken, path: "test", withItems: false) }
+        let repeated = Data(text.replacingOccurrences(of: "{\"bodyDigest\"", with: "{\"name\":\"Other\",\"bodyDigest\"").utf8)
+        #expect(repeated != data)
+        for withItems in [true, false] {
+            #expect(throws: NewsstandError.self) { try SubscriptionRecord.decode(repeated, path: "test", withItems: withItems) }
+        }
+    }
+
+    /// The store's headers follow the files: a record replaced (renamed over) is read again, a deleted one
+    /// is gone, and lookups by name and by podcast:guid load the whole record.
+    @Test func subscriptionHeadersFollowTheirFiles() throws {
+        try withTemporaryDirectorySync { root in
+            let layout = LibraryLayout(root: root.path)
+            try POSIX.makeDirectory(layout.catalog)
+            let store = SubscriptionStore(layout: layout)
+            var subscription = Self.refresh(Self.emptySubscription(), Self.three).subscription
+            subscription.podcastGUID = "show"
+            try store.save(subscription)
+            #expect(try store.headers().map(\.name) == ["Loop"])
+            #expect(try store.find("LOOP")?.items == subscription.items)
+            #expect(try store.find(podcastGUID: "show")?.id == subscription.id)
+            subscription.name = "Renamed"
+            try store.save(subscription)
+            #expect(try store.headers().map(\.name) == ["Renamed"])
+            #expect(try store.find("Loop") == nil)
+            #expect(throws: NewsstandError.self) { try store.checkUnique(name: "renamed", url: nil, except: nil) }
+            try store.checkUnique(name: "renamed", url: nil, except: subscription.id)
+            try store.delete(subscription.id)
+            #expect(try store.headers().isEmpty)
+            #expect(try store.find("Renamed") == nil)
+        }
+    }
+
     /// The channel's podcast:guid is stored with the subscription, once: the same value again writes nothing.
     @Test func podcastGUIDIsStoredWithTheSubscription() {
         var feed = Self.three
