@@ -134,7 +134,12 @@ package final class CatalogIndexReader {
 
     /// The bytes of one entry's record.
     package func recordBytes(_ entry: CatalogIndex.Entry, into buffer: inout [UInt8]) throws {
-        try read(offset: entry.recordOffset, length: Int(entry.recordLength), into: &buffer)
+        try recordBytes(offset: entry.recordOffset, length: entry.recordLength, into: &buffer)
+    }
+
+    /// The bytes of the record at `offset`, for a caller that keeps only where its entries' records are.
+    package func recordBytes(offset: Int, length: Int32, into buffer: inout [UInt8]) throws {
+        try read(offset: offset, length: Int(length), into: &buffer)
     }
 
     /// The bytes of one entry's whole line, newline included.

@@ -14,7 +14,7 @@ extension Issue {
     ]
 
     /// `name` without trailing dates, numbers and the words and punctuation that go with them.
-    static func publicationName(fromIssueName name: String) -> String {
+    package static func publicationName(fromIssueName name: String) -> String {
         if let ascii = asciiPublicationName(fromIssueName: name) { return ascii }
         var words = name.split(whereSeparator: \.isWhitespace).map(String.init)
         let punctuation: Set<Character> = ["#", "(", ")", "[", "]", ",", ":", "-", "–", "—", "|", "/", "."]

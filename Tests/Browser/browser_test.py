@@ -141,6 +141,12 @@ def main():
         check("Shelf" in driver.title, "the shelf loads")
         screenshot(driver, "shelf-empty")
         shelf = driver.current_window_handle
+        # Two filtered shelves listen too: a new issue is unread, so it belongs on the first and not the second.
+        filtered = {}
+        for status in ("new", "read"):
+            driver.switch_to.new_window("tab")
+            driver.get(url + "/?status=" + status)
+            filtered[status] = driver.current_window_handle
 
         # Subscribe in a second tab; the first keeps listening.
         driver.switch_to.new_window("tab")
@@ -158,6 +164,13 @@ def main():
         check(len(card) == 1, "the new issue appeared live on the shelf (no reload)")
         name = driver.find_element(By.CSS_SELECTOR, "#shelf .card .name").text
         print(f"new issue: {name}")
+        driver.switch_to.window(filtered["new"])
+        wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "#shelf .card"))
+        check(True, "the new issue appeared live on the shelf filtered to new issues")
+        driver.switch_to.window(filtered["read"])
+        time.sleep(1)  # the event reached the other tabs already; give this one the same time
+        check(not driver.find_elements(By.CSS_SELECTOR, "#shelf .card"), "the shelf filtered to read issues stayed empty")
+        driver.switch_to.window(shelf)
         bar = wait.until(lambda d: d.find_element(By.CSS_SELECTOR, "#shelf .card progress"))
         first = wait.until(lambda d: float(bar.get_attribute("value") or 0) > 0 and float(bar.get_attribute("value")))
         moved = wait.until(lambda d: float(bar.get_attribute("value") or 0) > first and float(bar.get_attribute("value")))

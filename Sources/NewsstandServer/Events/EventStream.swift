@@ -70,10 +70,13 @@ enum EventStream {
             body: body)
     }
 
-    /// One event-log entry as an SSE frame: `data` is `{"key": …, "event": EventReport}`.
+    /// One event-log entry as an SSE frame: `data` is `{"key": …, "publication": …, "event": EventReport}`.
     static func frame(_ event: EventReport) -> String {
         let key = event.issue.map { ServerState.key(for: $0.name) }
-        let envelope = EventEnvelope(key: key, event: event)
+        let publication = event.issue.map { issue in
+            issue.publication.flatMap { $0.isEmpty ? nil : $0 } ?? Issue.publicationName(fromIssueName: issue.name)
+        }
+        let envelope = EventEnvelope(key: key, publication: publication, event: event)
         let json = (try? JSON.encoder.encode(envelope)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
         return "id: \(event.cursor)\nevent: \(event.kind)\ndata: \(json)\n\n"
     }
@@ -84,9 +87,11 @@ enum EventStream {
     }
 }
 
-/// An event with the key of its issue, so that a page can find the issue's card.
+/// An event with the key of its issue, so that a page can find the issue's card, and the publication the
+/// shelf's filter compares (the stored one, else the one worked out from the name, as `Issue.publicationName`).
 struct EventEnvelope: Codable, Sendable {
     var key: String?
+    var publication: String?
     var event: EventReport
 }
 

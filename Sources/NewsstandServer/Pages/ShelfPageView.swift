@@ -29,8 +29,13 @@ enum ShelfPageView {
         if last < page.total {
             pager += "<a rel=\"next\" href=\"/?\(query.queryString(offset: query.offset + query.limit))\">Older →</a>"
         }
-        // New issues are added live only to the first page of the unfiltered shelf.
-        let live = query.offset == 0 && query.status == nil && query.publication == nil && query.subscription == nil && query.search == nil
+        // New issues are added live to the first page; the script compares each with the page's filters
+        // (the same tests as the server's, on the event's report), so a filtered shelf gains only its own.
+        let live = query.offset == 0
+        let filters = [
+            ("status", query.status), ("publication", query.publication), ("subscription", query.subscription),
+            ("q", query.search),
+        ].compactMap { name, value in value.map { " data-filter-\(name)=\"\(HTML.escape($0))\"" } }.joined()
         let body = """
             <h1>Shelf</h1>
             <form class="filters" method="get" action="/" role="search">
@@ -41,7 +46,7 @@ enum ShelfPageView {
             <button type="submit">Filter</button>
             </form>
             <p class="count" id="count" data-total="\(page.total)" data-last="\(last)">\(page.total == 0 ? "No issues" : "\(first)–\(last) of \(page.total) issue\(page.total == 1 ? "" : "s")")</p>
-            <ul class="shelf" id="shelf" data-live="\(live ? "1" : "0")" data-cursor="\(cursor)">
+            <ul class="shelf" id="shelf" data-live="\(live ? "1" : "0")"\(filters) data-cursor="\(cursor)">
             \(cards)
             </ul>
             <nav class="pager" aria-label="Pages">\(pager)</nav>

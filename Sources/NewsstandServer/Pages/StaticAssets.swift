@@ -142,6 +142,21 @@ enum StaticAssets {
             return bar;
           }
 
+          // The shelf's filters (ShelfQuery.page) applied to a new issue's report: a new issue is unread.
+          function matchesFilters(report, data) {
+            var status = shelf.getAttribute("data-filter-status");
+            if (status === "read") return false;
+            if (status === "pinned" && !report.pinned) return false;
+            if (status && status !== "new" && status !== "pinned" && (status === "pending" ? "none" : status) !== report.status) return false;
+            var publication = shelf.getAttribute("data-filter-publication");
+            if (publication !== null && publication !== data.publication) return false;
+            var subscription = shelf.getAttribute("data-filter-subscription");
+            if (subscription !== null && !(report.origin && report.origin.subscription === subscription)) return false;
+            var q = shelf.getAttribute("data-filter-q");
+            if (q !== null && report.name.toLowerCase().indexOf(q.toLowerCase()) < 0) return false;
+            return true;
+          }
+
           function onIssueEvent(message) {
             var data = JSON.parse(message.data);
             var report = data.event.issue;
@@ -150,7 +165,7 @@ enum StaticAssets {
             if (shelf) {
               var existing = shelf.querySelector('[data-key="' + data.key + '"]');
               if (kind === "issue.removed") { if (existing) existing.remove(); return; }
-              if (!existing && kind === "issue.added" && shelf.getAttribute("data-live") === "1") {
+              if (!existing && kind === "issue.added" && shelf.getAttribute("data-live") === "1" && matchesFilters(report, data)) {
                 shelf.insertBefore(card(data.key, report), shelf.firstChild);
                 countOne();
               } else if (existing) {

@@ -31,9 +31,7 @@ final class ShelfIndex: Sendable {
             let identity = Self.identity(catalog.layout.index)
             if let snapshot = current.withLock({ $0 }), snapshot.identity == identity { return snapshot }
             // The identity is taken before the read: a change during it makes the next request read again.
-            let reader = try catalog.openIndex()
-            let entries = try reader.sortedEntries()
-            let snapshot = ShelfSnapshot(identity: identity, reader: reader, entries: entries)
+            let snapshot = try ShelfSnapshot(identity: identity, reader: try catalog.openIndex())
             current.withLock { $0 = snapshot }
             Self.returnFreedMemory()
             return snapshot
@@ -51,19 +49,23 @@ final class ShelfIndex: Sendable {
     }
 }
 
-/// One version of the index, sorted newest first.
+/// One version of the index, sorted newest first, packed: 32 bytes an issue and its name's bytes in one
+/// buffer. Held as `[CatalogIndex.Entry]` (a summary with strings each) the view of 100,000 issues took
+/// about 23 MiB of the idle server.
 ///
-/// `@unchecked Sendable`: everything is immutable after `init` except the facets' cache, which a `Mutex`
-/// guards; the reader only `pread`s its open descriptor (no shared file position), so a replaced index
-/// (a compaction renames a new file into place) is still read consistently through the old descriptor.
+/// `@unchecked Sendable`: everything is immutable after `init` except the caches, which `Mutex`es guard;
+/// the reader only `pread`s its open descriptor (no shared file position), so a replaced index (a
+/// compaction renames a new file into place) is still read consistently through the old descriptor.
 final class ShelfSnapshot: @unchecked Sendable {
     let identity: [Int]
-    let entries: [CatalogIndex.Entry]
+    let entries: [ShelfEntry]
+    /// Every entry's name, in shelf order.
+    let names: PackedNames
     private let reader: CatalogIndexReader
-    private let facetCache = Mutex<[Facets]?>(nil)
+    private let facetCache = Mutex<FacetTable?>(nil)
     /// Lower-cased names, made by the first search (kept apart so that a shelf nobody searches does not
     /// hold a second copy of every name).
-    private let searchCache = Mutex<SearchNames?>(nil)
+    private let searchCache = Mutex<PackedNames?>(nil)
 
     /// What the filters by publication and subscription need of a record.
     struct Facets: Sendable {
@@ -71,58 +73,120 @@ final class ShelfSnapshot: @unchecked Sendable {
         var subscription: String?
     }
 
-    init(identity: [Int], reader: CatalogIndexReader, entries: [CatalogIndex.Entry]) {
+    init(identity: [Int], reader: CatalogIndexReader) throws {
         self.identity = identity
         self.reader = reader
-        self.entries = entries
+        var names = PackedNames()
+        entries = try reader.sorted { entry in
+            names.append(entry.summary.name)
+            return ShelfEntry(
+                key: entry.key, recordOffset: entry.recordOffset, recordLength: entry.recordLength,
+                status: entry.summary.status, isPinned: entry.summary.isPinned)
+        }
+        self.names = names
     }
 
     /// Every entry's name, lower-cased, in shelf order.
-    func lowercasedNames() -> SearchNames {
+    func lowercasedNames() -> PackedNames {
         if let cached = searchCache.withLock({ $0 }) { return cached }
-        let names = SearchNames(entries.lazy.map { $0.summary.name.lowercased() })
-        searchCache.withLock { $0 = names }
+        var lowered = PackedNames()
+        for position in entries.indices { lowered.append(names[position].lowercased()) }
+        searchCache.withLock { $0 = lowered }
         ShelfIndex.returnFreedMemory()
-        return names
+        return lowered
     }
 
     /// The stored record of the entry at `position`.
     func record(at position: Int) throws -> Issue {
         var buffer: [UInt8] = []
-        try reader.recordBytes(entries[position], into: &buffer)
+        let entry = entries[position]
+        try reader.recordBytes(offset: entry.recordOffset, length: entry.recordLength, into: &buffer)
         return try buffer.withUnsafeBufferPointer { try IssueRecord.decode($0, path: reader.path) }
     }
 
     /// Every entry's publication and subscription, read from the records once per version of the index
     /// (only when a filter asks for them). Blocking.
-    func facets() throws -> [Facets] {
+    func facets() throws -> FacetTable {
         if let cached = facetCache.withLock({ $0 }) { return cached }
-        var buffer: [UInt8] = []
-        var facets: [Facets] = []
-        facets.reserveCapacity(entries.count)
-        for entry in entries {
-            try reader.recordBytes(entry, into: &buffer)
-            let issue = try buffer.withUnsafeBufferPointer { try IssueRecord.decode($0, path: reader.path) }
-            facets.append(Facets(publication: issue.publicationName, subscription: issue.origin?.subscriptionID))
+        var table = FacetTable()
+        table.reserveCapacity(entries.count)
+        for position in entries.indices {
+            let issue = try record(at: position)
+            table.append(Facets(publication: issue.publicationName, subscription: issue.origin?.subscriptionID))
         }
-        facetCache.withLock { $0 = facets }
+        facetCache.withLock { $0 = table }
         ShelfIndex.returnFreedMemory()
-        return facets
+        return table
     }
 }
 
-/// Names for the shelf's search, lower-cased, as one buffer of UTF-8 bytes and where each name ends: 100,000
-/// names held as `[String]` took 9.5 MiB of an idle server after one search (a string object each), as bytes
-/// about 3.5 MiB. A search matches bytes, so "e" also finds an "é" written as "e" and a combining accent.
-struct SearchNames: Sendable {
+/// One issue of the shelf: where its record is and what the status filters need.
+struct ShelfEntry: Sendable {
+    var key: CatalogIndex.Key
+    var recordOffset: Int
+    var recordLength: Int32
+    var status: Issue.Status
+    var isPinned: Bool
+}
+
+/// Each entry's publication and subscription as numbers into the few distinct values a library has: 8 bytes
+/// an issue, where a pair of strings was about 50.
+struct FacetTable: Sendable {
+    private var publications: [String] = []
+    private var subscriptions: [String?] = [nil]
+    private var publicationNumbers: [String: UInt32] = [:]
+    private var subscriptionNumbers: [String: UInt32] = [:]
+    private var rows: [(publication: UInt32, subscription: UInt32)] = []
+
+    mutating func reserveCapacity(_ count: Int) { rows.reserveCapacity(count) }
+
+    mutating func append(_ facets: ShelfSnapshot.Facets) {
+        let publication = Self.number(of: facets.publication, in: &publications, numbers: &publicationNumbers)
+        var subscription: UInt32 = 0
+        if let id = facets.subscription {
+            if let known = subscriptionNumbers[id] {
+                subscription = known
+            } else {
+                subscription = UInt32(subscriptions.count)
+                subscriptions.append(id)
+                subscriptionNumbers[id] = subscription
+            }
+        }
+        rows.append((publication, subscription))
+    }
+
+    subscript(position: Int) -> ShelfSnapshot.Facets {
+        let row = rows[position]
+        return ShelfSnapshot.Facets(publication: publications[Int(row.publication)], subscription: subscriptions[Int(row.subscription)])
+    }
+
+    private static func number(of value: String, in values: inout [String], numbers: inout [String: UInt32]) -> UInt32 {
+        if let known = numbers[value] { return known }
+        let number = UInt32(values.count)
+        values.append(value)
+        numbers[value] = number
+        return number
+    }
+}
+
+/// Names as one buffer of UTF-8 bytes and where each name ends: 100,000 names held as `[String]` took 9.5 MiB
+/// of an idle server (a string object each), as bytes about 3.5 MiB. The shelf keeps its names so and, after a
+/// search, their lower-cased forms; a search matches bytes, so "e" also finds an "é" written as "e" and a
+/// combining accent.
+struct PackedNames: Sendable {
     private var bytes: [UInt8] = []
     private var ends: [UInt32] = []
 
-    init(_ names: some Sequence<String>) {
-        for name in names {
-            bytes.append(contentsOf: name.utf8)
-            ends.append(UInt32(truncatingIfNeeded: bytes.count))
-        }
+    mutating func append(_ name: String) {
+        bytes.append(contentsOf: name.utf8)
+        ends.append(UInt32(truncatingIfNeeded: bytes.count))
+    }
+
+    var count: Int { ends.count }
+
+    subscript(position: Int) -> String {
+        let start = position == 0 ? 0 : Int(ends[position - 1])
+        return String(decoding: bytes[start..<Int(ends[position])], as: UTF8.self)
     }
 
     /// Whether the name at `position` contains `needle` (lower-cased UTF-8 bytes).

@@ -86,22 +86,22 @@ extension ShelfSnapshot {
     func page(_ query: ShelfQuery, read: Set<String>) throws -> ShelfPage {
         let facets = query.publication != nil || query.subscription != nil ? try facets() : nil
         let needle = query.search.map { Array($0.lowercased().utf8) }
-        let names = needle == nil ? SearchNames([]) : lowercasedNames()
+        let lowered = needle == nil ? PackedNames() : lowercasedNames()
         let status = query.status.flatMap { Issue.Status(rawValue: $0 == "pending" ? "none" : $0) }
         func matches(_ position: Int) -> Bool {
-            let summary = entries[position].summary
-            if let status, summary.status != status { return false }
+            let entry = entries[position]
+            if let status, entry.status != status { return false }
             switch query.status {
-            case "new": if read.contains(summary.name) { return false }
-            case "read": if !read.contains(summary.name) { return false }
-            case "pinned": if !summary.isPinned { return false }
+            case "new": if read.contains(names[position]) { return false }
+            case "read": if !read.contains(names[position]) { return false }
+            case "pinned": if !entry.isPinned { return false }
             default: break
             }
             if let facets {
                 if let publication = query.publication, facets[position].publication != publication { return false }
                 if let subscription = query.subscription, facets[position].subscription != subscription { return false }
             }
-            if let needle, !names.name(at: position, contains: needle) { return false }
+            if let needle, !lowered.name(at: position, contains: needle) { return false }
             return true
         }
         let filtered = query.status == nil && facets == nil && needle == nil
