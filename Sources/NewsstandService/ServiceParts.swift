@@ -67,7 +67,7 @@ public struct WatchdogService: Service {
             while true {
                 await scheduler.heartbeat()
                 notifier.notify("WATCHDOG=1")
-                try await QuietSleep.sleep(seconds: interval.timeInterval)
+                try await Task.sleep(for: interval)
             }
         }
     }
