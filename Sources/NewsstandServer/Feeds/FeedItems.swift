@@ -46,7 +46,7 @@ extension ServerState {
             total += 1
             guard total > offset, items.count < limit else { continue }
             let issue = try snapshot.record(at: position)
-            items.append(FeedItem(issue: issue, key: snapshot.entries[position].key.text, directory: directory(of: issue)))
+            items.append(FeedItem(issue: issue, key: snapshot.key(at: position), directory: directory(of: issue)))
         }
         return (items, total)
     }

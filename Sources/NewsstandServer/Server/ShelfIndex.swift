@@ -49,12 +49,12 @@ final class ShelfIndex: Sendable {
     }
 }
 
-/// One version of the index, sorted newest first, packed: 32 bytes an issue and its name's bytes in one
+/// One version of the index, sorted newest first, packed: 12 bytes an issue and its name's bytes in one
 /// buffer. Held as `[CatalogIndex.Entry]` (a summary with strings each) the view of 100,000 issues took
-/// about 23 MiB of the idle server.
+/// about 23 MiB of the idle server; packed, about 4 MiB.
 ///
-/// `@unchecked Sendable`: everything is immutable after `init` except the caches, which `Mutex`es guard;
-/// the reader only `pread`s its open descriptor (no shared file position), so a replaced index (a
+/// `@unchecked Sendable`: everything is immutable after `init` except the facets' cache, which a `Mutex`
+/// guards; the reader only `pread`s its open descriptor (no shared file position), so a replaced index (a
 /// compaction renames a new file into place) is still read consistently through the old descriptor.
 final class ShelfSnapshot: @unchecked Sendable {
     let identity: [Int]
@@ -63,9 +63,6 @@ final class ShelfSnapshot: @unchecked Sendable {
     let names: PackedNames
     private let reader: CatalogIndexReader
     private let facetCache = Mutex<FacetTable?>(nil)
-    /// Lower-cased names, made by the first search (kept apart so that a shelf nobody searches does not
-    /// hold a second copy of every name).
-    private let searchCache = Mutex<PackedNames?>(nil)
 
     /// What the filters by publication and subscription need of a record.
     struct Facets: Sendable {
@@ -79,28 +76,21 @@ final class ShelfSnapshot: @unchecked Sendable {
         var names = PackedNames()
         entries = try reader.sorted { entry in
             names.append(entry.summary.name)
-            return ShelfEntry(
-                key: entry.key, recordOffset: entry.recordOffset, recordLength: entry.recordLength,
-                status: entry.summary.status, isPinned: entry.summary.isPinned)
+            return ShelfEntry(entry)
         }
         self.names = names
     }
 
-    /// Every entry's name, lower-cased, in shelf order.
-    func lowercasedNames() -> PackedNames {
-        if let cached = searchCache.withLock({ $0 }) { return cached }
-        var lowered = PackedNames()
-        for position in entries.indices { lowered.append(names[position].lowercased()) }
-        searchCache.withLock { $0 = lowered }
-        ShelfIndex.returnFreedMemory()
-        return lowered
+    /// The key of the entry at `position` (the catalog's key of its name: worked out, not kept).
+    func key(at position: Int) -> String {
+        ServerState.key(for: names[position])
     }
 
     /// The stored record of the entry at `position`.
     func record(at position: Int) throws -> Issue {
         var buffer: [UInt8] = []
         let entry = entries[position]
-        try reader.recordBytes(offset: entry.recordOffset, length: entry.recordLength, into: &buffer)
+        try reader.recordBytes(offset: entry.recordOffset, length: Int32(bitPattern: entry.recordLength), into: &buffer)
         return try buffer.withUnsafeBufferPointer { try IssueRecord.decode($0, path: reader.path) }
     }
 
@@ -120,13 +110,24 @@ final class ShelfSnapshot: @unchecked Sendable {
     }
 }
 
-/// One issue of the shelf: where its record is and what the status filters need.
+/// One issue of the shelf: where its record is in the index file (40 bits of offset: a terabyte) and what
+/// the status filters need.
 struct ShelfEntry: Sendable {
-    var key: CatalogIndex.Key
-    var recordOffset: Int
-    var recordLength: Int32
+    private var offsetLow: UInt32
+    var recordLength: UInt32
+    private var offsetHigh: UInt8
     var status: Issue.Status
     var isPinned: Bool
+
+    init(_ entry: CatalogIndex.Entry) {
+        offsetLow = UInt32(truncatingIfNeeded: entry.recordOffset)
+        offsetHigh = UInt8(truncatingIfNeeded: entry.recordOffset >> 32)
+        recordLength = UInt32(truncatingIfNeeded: entry.recordLength)
+        status = entry.summary.status
+        isPinned = entry.summary.isPinned
+    }
+
+    var recordOffset: Int { Int(offsetHigh) << 32 | Int(offsetLow) }
 }
 
 /// Each entry's publication and subscription as numbers into the few distinct values a library has: 8 bytes
@@ -170,9 +171,7 @@ struct FacetTable: Sendable {
 }
 
 /// Names as one buffer of UTF-8 bytes and where each name ends: 100,000 names held as `[String]` took 9.5 MiB
-/// of an idle server (a string object each), as bytes about 3.5 MiB. The shelf keeps its names so and, after a
-/// search, their lower-cased forms; a search matches bytes, so "e" also finds an "é" written as "e" and a
-/// combining accent.
+/// of an idle server (a string object each), as bytes about 2.5 MiB.
 struct PackedNames: Sendable {
     private var bytes: [UInt8] = []
     private var ends: [UInt32] = []
@@ -185,26 +184,54 @@ struct PackedNames: Sendable {
     var count: Int { ends.count }
 
     subscript(position: Int) -> String {
-        let start = position == 0 ? 0 : Int(ends[position - 1])
-        return String(decoding: bytes[start..<Int(ends[position])], as: UTF8.self)
+        String(decoding: bytes[range(position)], as: UTF8.self)
     }
 
-    /// Whether the name at `position` contains `needle` (lower-cased UTF-8 bytes).
-    func name(at position: Int, contains needle: [UInt8]) -> Bool {
+    private func range(_ position: Int) -> Range<Int> {
+        (position == 0 ? 0 : Int(ends[position - 1]))..<Int(ends[position])
+    }
+
+    /// Whether the name at `position`, lower-cased, contains `needle` (lower-cased UTF-8 bytes): the shelf's
+    /// search. An ASCII name is folded byte by byte as it is compared (no lower-cased copy of every name is
+    /// kept); another goes through `String.lowercased()`. So "e" also finds an "é" written as "e" and a
+    /// combining accent.
+    func name(at position: Int, containsLowercased needle: [UInt8]) -> Bool {
         guard !needle.isEmpty else { return true }
-        let start = position == 0 ? 0 : Int(ends[position - 1])
-        let end = Int(ends[position])
-        guard end - start >= needle.count else { return false }
+        let range = range(position)
+        guard range.count >= needle.count else { return false }
         return bytes.withUnsafeBufferPointer { all in
-            needle.withUnsafeBufferPointer { wanted in
-                let first = wanted[0]
-                var at = start
-                while at <= end - wanted.count {
-                    if all[at] == first, memcmp(all.baseAddress! + at, wanted.baseAddress!, wanted.count) == 0 { return true }
-                    at += 1
-                }
-                return false
+            let name = UnsafeBufferPointer(rebasing: all[range])
+            if name.contains(where: { $0 >= 0x80 }) {
+                return Self.contains(Array(String(decoding: name, as: UTF8.self).lowercased().utf8)[...], needle)
+            }
+            return Self.contains(name, needle) { byte in
+                byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte | 0x20 : byte
             }
         }
+    }
+
+    private static func contains(
+        _ haystack: some RandomAccessCollection<UInt8>, _ needle: [UInt8], folding fold: (UInt8) -> UInt8 = { $0 }
+    ) -> Bool {
+        guard haystack.count >= needle.count else { return false }
+        let first = needle[0]
+        var start = haystack.startIndex
+        let last = haystack.index(haystack.endIndex, offsetBy: -needle.count)
+        while start <= last {
+            if fold(haystack[start]) == first {
+                var matched = true
+                var at = haystack.index(after: start)
+                for wanted in needle.dropFirst() {
+                    if fold(haystack[at]) != wanted {
+                        matched = false
+                        break
+                    }
+                    at = haystack.index(after: at)
+                }
+                if matched { return true }
+            }
+            start = haystack.index(after: start)
+        }
+        return false
     }
 }

@@ -86,7 +86,6 @@ extension ShelfSnapshot {
     func page(_ query: ShelfQuery, read: Set<String>) throws -> ShelfPage {
         let facets = query.publication != nil || query.subscription != nil ? try facets() : nil
         let needle = query.search.map { Array($0.lowercased().utf8) }
-        let lowered = needle == nil ? PackedNames() : lowercasedNames()
         let status = query.status.flatMap { Issue.Status(rawValue: $0 == "pending" ? "none" : $0) }
         func matches(_ position: Int) -> Bool {
             let entry = entries[position]
@@ -101,7 +100,7 @@ extension ShelfSnapshot {
                 if let publication = query.publication, facets[position].publication != publication { return false }
                 if let subscription = query.subscription, facets[position].subscription != subscription { return false }
             }
-            if let needle, !lowered.name(at: position, contains: needle) { return false }
+            if let needle, !names.name(at: position, containsLowercased: needle) { return false }
             return true
         }
         let filtered = query.status == nil && facets == nil && needle == nil
@@ -118,7 +117,7 @@ extension ShelfSnapshot {
             }
         }
         return ShelfPage(
-            issues: try chosen.map { try record(at: $0) }, keys: chosen.map { entries[$0].key.text }, total: total,
+            issues: try chosen.map { try record(at: $0) }, keys: chosen.map { key(at: $0) }, total: total,
             query: query)
     }
 }
