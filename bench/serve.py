@@ -181,7 +181,7 @@ def main():
         time.sleep(2)
         rss_idle = rss_mib(serve.pid)
         sse = summary(sse_latency(port, args.bin, env, 20))
-        fcp = first_contentful_paint(f"http://127.0.0.1:{port}/", 10)
+        fcp = first_contentful_paint(f"http://127.0.0.1:{port}/", 21)
         js = len(subprocess.run(["curl", "-s", f"http://127.0.0.1:{port}/static/app.js"], capture_output=True, check=True).stdout)
         serve.send_signal(signal.SIGTERM)
         status = serve.wait(timeout=30)
@@ -196,8 +196,12 @@ def main():
             lines.append(f"| {name} | {s['median']:.2f} | {s['p95']:.2f} | {s['min']:.2f} | {s['max']:.2f} | {s['n']} |")
         lines.append(f"| event → SSE client (from `issues add` start) | {sse['median']:.2f} | {sse['p95']:.2f} | {sse['min']:.2f} | {sse['max']:.2f} | {sse['n']} |")
         if fcp:
-            f = summary(fcp)
-            lines.append(f"| first contentful paint (headless Chromium) | {f['median']:.1f} | {f['p95']:.1f} | {f['min']:.1f} | {f['max']:.1f} | {f['n']} |")
+            # The first load is also the browser's: a renderer process started and its fonts read. It is shown
+            # apart, so that the p95 of the others is the page's and the cold figure is still in the table.
+            lines.append(f"| first contentful paint, first load in a just-started Chromium | {fcp[0]:.1f} | — | — | — | 1 |")
+            if len(fcp) > 1:
+                f = summary(fcp[1:])
+                lines.append(f"| first contentful paint, the loads after it (headless Chromium) | {f['median']:.1f} | {f['p95']:.1f} | {f['min']:.1f} | {f['max']:.1f} | {f['n']} |")
         lines += ["", f"Targets: shelf p95 ≤ {TARGETS['shelf_ms']} ms, API page p95 ≤ {TARGETS['api_ms']} ms, "
                   f"FCP ≤ {TARGETS['fcp_ms']} ms, event → SSE ≤ {TARGETS['sse_ms']} ms."]
         text = "\n".join(lines) + "\n"
