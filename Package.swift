@@ -177,7 +177,7 @@ let package = Package(
         .executableTarget(
             name: "issues",
             dependencies: [
-                "Newsstand", "NewsstandService", "NewsstandServer", "NewsstandCovers",
+                "Newsstand", "NewsstandCore", "NewsstandService", "NewsstandServer", "NewsstandCovers",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -52,6 +52,13 @@ static inline void newsstand_return_freed_memory(void) {
 #endif
 }
 
+/// Caps how many malloc arenas glibc makes (mallopt(M_ARENA_MAX)); a no-op elsewhere.
+static inline void newsstand_limit_malloc_arenas(int count) {
+#ifdef __GLIBC__
+    (void)mallopt(M_ARENA_MAX, count);
+#endif
+}
+
 /// Starts writeback of a byte range without waiting for it (sync_file_range(2) with
 /// SYNC_FILE_RANGE_WRITE), so that a later fsync of a large download has little left to do.
 static inline int newsstand_start_writeback(int fd, long long offset, long long count) {

@@ -105,7 +105,8 @@ extension Library {
 
     // MARK: - Selection
 
-    /// Marks the chosen incomplete assets as downloading and puts them in the saved list, in one write.
+    /// Marks the chosen incomplete assets as downloading and puts them in the saved list, in writes of at most
+    /// ``selectionChunk`` issues.
     ///
     /// The issues to look at are found first, without the lock: the named ones; for a resume, those the
     /// saved list points to (failed assets stay in it, so they are retried); otherwise every issue the
@@ -127,38 +128,57 @@ extension Library {
                 keys = try catalog.openIndex().liveEntries()
                     .filter { $0.summary.status != .available && !$0.summary.isBeingRemoved }.map(\.key.text)
             }
-            return try catalog.write { changes -> [WorkItem] in
-                for name in names ?? [] where try changes.issue(named: name) == nil {
-                    throw NewsstandError.issueNotFound(name, in: root)
-                }
-                var items: [WorkItem] = []
-                var seen = Set<String>()
-                for key in keys {
-                    guard var issue = try changes.issue(key: key), !issue.isBeingRemoved else { continue }
-                    for a in issue.assets.indices {
-                        let asset = issue.assets[a]
-                        seen.insert(asset.id)
-                        if resuming, saved[asset.id] == nil { continue }
-                        if asset.isComplete {
-                            if saved[asset.id] != nil { changes.clearPending(asset.id) }
-                            continue
+            // In changes of at most `selectionChunk` issues: one change of 10,000 held every record and bucket it
+            // rewrote at once (64 MiB of a 10,000-asset download's 96 MiB peak, sampled). A kill between two
+            // changes leaves the first ones' assets queued, as a kill during the run would.
+            var items: [WorkItem] = []
+            var seen = Set<String>()
+            var start = keys.startIndex
+            repeat {
+                let chunk = keys[start..<min(start + Library.selectionChunk, keys.endIndex)]
+                let isFirst = start == keys.startIndex
+                let isLast = chunk.endIndex == keys.endIndex
+                start = chunk.endIndex
+                items += try catalog.write { changes -> [WorkItem] in
+                    if isFirst {
+                        for name in names ?? [] where try changes.issue(named: name) == nil {
+                            throw NewsstandError.issueNotFound(name, in: root)
                         }
-                        if asset.state != .downloaded { issue.assets[a].state = .downloading }
-                        issue.assets[a].error = nil
-                        if saved[asset.id] != key { changes.markPending(asset.id, issueNamed: issue.name) }
-                        items.append(
-                            WorkItem(
-                                asset: issue.assets[a], issueName: issue.name, folderName: issue.folderName,
-                                fileStem: issue.fileStem))
                     }
-                    try changes.put(issue)
+                    var items: [WorkItem] = []
+                    for key in chunk {
+                        guard var issue = try changes.issue(key: key), !issue.isBeingRemoved else { continue }
+                        for a in issue.assets.indices {
+                            let asset = issue.assets[a]
+                            seen.insert(asset.id)
+                            if resuming, saved[asset.id] == nil { continue }
+                            if asset.isComplete {
+                                if saved[asset.id] != nil { changes.clearPending(asset.id) }
+                                continue
+                            }
+                            if asset.state != .downloaded { issue.assets[a].state = .downloading }
+                            issue.assets[a].error = nil
+                            if saved[asset.id] != key { changes.markPending(asset.id, issueNamed: issue.name) }
+                            items.append(
+                                WorkItem(
+                                    asset: issue.assets[a], issueName: issue.name, folderName: issue.folderName,
+                                    fileStem: issue.fileStem))
+                        }
+                        try changes.put(issue)
+                    }
+                    // Saved entries whose asset or issue is gone point nowhere.
+                    if isLast { for id in saved.keys where !seen.contains(id) { changes.clearPending(id) } }
+                    return items
                 }
-                // Saved entries whose asset or issue is gone point nowhere.
-                for id in saved.keys where !seen.contains(id) { changes.clearPending(id) }
-                return items
-            }
+            } while start < keys.endIndex
+            // The selection's records and buffers are garbage now: handed back before the run starts on top.
+            POSIX.returnFreedMemory()
+            return items
         }
     }
+
+    /// Issues marked for a run per catalog change (``select(names:resuming:)``).
+    static let selectionChunk = 1_000
 
     // MARK: - Running
 

@@ -167,6 +167,18 @@ package enum POSIX {
         return [Int(info.st_ino), Int(info.st_size), Int(info.st_mtim.tv_sec), Int(info.st_mtim.tv_nsec)]
     }
 
+    /// Hands memory that malloc keeps after frees back to the system (`malloc_trim(3)`): after a phase that
+    /// went through large temporary buffers, so that what comes next does not sit on top of them.
+    package static func returnFreedMemory() {
+        newsstand_return_freed_memory()
+    }
+
+    /// At most `count` malloc arenas from now on (glibc's `M_ARENA_MAX`; by default up to eight a core): each
+    /// thread that allocates under contention gets one, and their free space is memory the process keeps.
+    package static func limitMallocArenas(_ count: Int32) {
+        newsstand_limit_malloc_arenas(count)
+    }
+
     package static func exists(_ path: String) -> Bool {
         var info = stat()
         return lstat(path, &info) == 0

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Newsstand
+import NewsstandCore
 
 #if canImport(Glibc)
     import Glibc
@@ -43,6 +44,11 @@ struct Issues: AsyncParsableCommand {
     static func main() async {
         // A file-size limit must surface as EFBIG ("disk full") on the asset, not kill the process.
         signal(SIGXFSZ, SIG_IGN)
+        // Two malloc arenas instead of up to eight a core: the transfers, the blocking pool and the event loops
+        // each made one, and a download of 10,000 queued assets peaked at 72.0 MiB against 61.9 MiB with two
+        // (MALLOC_ARENA_MAX=2 on the same binary). A thread gets its arena on its first contended allocation,
+        // so this comes first; a MALLOC_ARENA_MAX in the environment is the user's and stays.
+        if getenv("MALLOC_ARENA_MAX") == nil { POSIX.limitMallocArenas(2) }
         do {
             var command = try await asyncParseAsRoot()
             if var command = command as? any AsyncParsableCommand {

@@ -61,10 +61,15 @@ import Testing
                     let paths = (0..<2).flatMap { ["/media/\($0).mp3", "/art/\($0).jpg"] }
                     let arrivals = paths.flatMap { server.requests($0) }.map(\.receivedAt).sorted()
                     #expect(arrivals.count == 4)
-                    // A second apart when they leave. Arrival adds the client's and the server's scheduling (tens of
-                    // milliseconds on a loaded machine), hence the margin; without the rule they are milliseconds apart.
+                    // A second apart when they leave. Arrival adds the client's and the server's scheduling: under
+                    // `make test`'s load one request arrived 0.5 s late. So the test asks what the rule makes plain
+                    // whatever the load: without it the two assets of each issue arrive milliseconds apart and the
+                    // four within about a second (the dispatcher spaces the two jobs); with it, three gaps of a second.
                     for (earlier, later) in zip(arrivals, arrivals.dropFirst()) {
-                        #expect(later - earlier >= .milliseconds(750), "two requests \(later - earlier) apart")
+                        #expect(later - earlier >= .milliseconds(200), "two requests \(later - earlier) apart")
+                    }
+                    if let first = arrivals.first, let last = arrivals.last {
+                        #expect(last - first >= .seconds(2), "four requests within \(last - first)")
                     }
                     for i in 0..<2 { #expect(try await library.issue(named: "Paced \(i)")?.status == .available) }
                 }
