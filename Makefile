@@ -272,8 +272,12 @@ CONFORMANCE_DELIBERATE    := Tests/Conformance/deliberate.tsv
 conformance: test-deps
 	$(SWIFT) build -c $(CONFORMANCE_CONFIGURATION) --product issues
 	@mkdir -p .build
+	@# The runner exits 1 whenever any case fails (peer-specific ones too), so its status is not the verdict;
+	@# a missing suite or a run that judged nothing is, and fails here instead of passing with 0 failures.
+	@test -f $(CONFORMANCE_DIR)/run_peer.py || { echo "conformance: no suite at $(CONFORMANCE_DIR)"; exit 1; }
 	@ISSUES_BIN=$(CURDIR)/.build/$(CONFORMANCE_CONFIGURATION)/issues python3 $(CONFORMANCE_DIR)/run_peer.py \
 	  $(CONFORMANCE_ARGS) > $(CONFORMANCE_LOG); \
+	grep -qE '^(PASS|FAIL) ' $(CONFORMANCE_LOG) || { echo "conformance: no case was judged ($(CONFORMANCE_LOG))"; exit 1; }; \
 	grep -v '^PASS ' $(CONFORMANCE_LOG); \
 	awk '/^(PASS|FAIL|SKIP) / { lines++ } /^PASS / { pass++ } \
 	  /^FAIL / { n = split("project-wrong ambiguous peer-specific", cls, " "); \
