@@ -148,7 +148,7 @@ let package = Package(
         .target(
             name: "NewsstandService",
             dependencies: [
-                "Newsstand", "NewsstandCore", "NewsstandSubscriptions", "CSystemShims",
+                "Newsstand", "NewsstandCore", "NewsstandSubscriptions",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
@@ -161,7 +161,7 @@ let package = Package(
         .target(
             name: "NewsstandServer",
             dependencies: [
-                "Newsstand", "NewsstandCore", "NewsstandCatalog", "NewsstandDownload", "CSystemShims",
+                "Newsstand", "NewsstandCore", "NewsstandCatalog", "NewsstandDownload",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -133,44 +133,26 @@ extension Library {
             // changes leaves the first ones' assets queued, as a kill during the run would.
             var items: [WorkItem] = []
             var seen = Set<String>()
-            var start = keys.startIndex
-            repeat {
-                let chunk = keys[start..<min(start + Library.selectionChunk, keys.endIndex)]
-                let isFirst = start == keys.startIndex
-                let isLast = chunk.endIndex == keys.endIndex
-                start = chunk.endIndex
+            let size = Library.selectionChunk
+            let chunks = stride(from: 0, to: max(keys.count, 1), by: size).map { keys[$0..<min($0 + size, keys.count)] }
+            for (number, chunk) in chunks.enumerated() {
                 items += try catalog.write { changes -> [WorkItem] in
-                    if isFirst {
+                    if number == 0 {
                         for name in names ?? [] where try changes.issue(named: name) == nil {
                             throw NewsstandError.issueNotFound(name, in: root)
                         }
                     }
                     var items: [WorkItem] = []
                     for key in chunk {
-                        guard var issue = try changes.issue(key: key), !issue.isBeingRemoved else { continue }
-                        for a in issue.assets.indices {
-                            let asset = issue.assets[a]
-                            seen.insert(asset.id)
-                            if resuming, saved[asset.id] == nil { continue }
-                            if asset.isComplete {
-                                if saved[asset.id] != nil { changes.clearPending(asset.id) }
-                                continue
-                            }
-                            if asset.state != .downloaded { issue.assets[a].state = .downloading }
-                            issue.assets[a].error = nil
-                            if saved[asset.id] != key { changes.markPending(asset.id, issueNamed: issue.name) }
-                            items.append(
-                                WorkItem(
-                                    asset: issue.assets[a], issueName: issue.name, folderName: issue.folderName,
-                                    fileStem: issue.fileStem))
-                        }
-                        try changes.put(issue)
+                        items += try Library.markForRun(key, resuming: resuming, saved: saved, seen: &seen, in: &changes)
                     }
                     // Saved entries whose asset or issue is gone point nowhere.
-                    if isLast { for id in saved.keys where !seen.contains(id) { changes.clearPending(id) } }
+                    if number == chunks.count - 1 {
+                        for id in saved.keys where !seen.contains(id) { changes.clearPending(id) }
+                    }
                     return items
                 }
-            } while start < keys.endIndex
+            }
             // The selection's records and buffers are garbage now: handed back before the run starts on top.
             POSIX.returnFreedMemory()
             return items
@@ -179,6 +161,33 @@ extension Library {
 
     /// Issues marked for a run per catalog change (``select(names:resuming:)``).
     static let selectionChunk = 1_000
+
+    /// Marks the incomplete assets of the issue at `key` as downloading and puts them in the saved list (for a
+    /// resume, only those the list already holds); a complete asset still listed leaves the list. Each asset
+    /// seen goes into `seen`.
+    /// - Returns: The assets the run takes.
+    private static func markForRun(
+        _ key: String, resuming: Bool, saved: [String: String], seen: inout Set<String>, in changes: inout CatalogChanges
+    ) throws -> [WorkItem] {
+        guard var issue = try changes.issue(key: key), !issue.isBeingRemoved else { return [] }
+        var items: [WorkItem] = []
+        for a in issue.assets.indices {
+            let asset = issue.assets[a]
+            seen.insert(asset.id)
+            if resuming, saved[asset.id] == nil { continue }
+            if asset.isComplete {
+                if saved[asset.id] != nil { changes.clearPending(asset.id) }
+                continue
+            }
+            if asset.state != .downloaded { issue.assets[a].state = .downloading }
+            issue.assets[a].error = nil
+            if saved[asset.id] != key { changes.markPending(asset.id, issueNamed: issue.name) }
+            items.append(
+                WorkItem(asset: issue.assets[a], issueName: issue.name, folderName: issue.folderName, fileStem: issue.fileStem))
+        }
+        try changes.put(issue)
+        return items
+    }
 
     // MARK: - Running
 

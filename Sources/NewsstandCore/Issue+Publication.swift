@@ -4,8 +4,14 @@ extension Issue {
     /// name with a trailing date or number taken off ("The Daily 2026-11-20" → "The Daily",
     /// "Podcast #12" → "Podcast", "Monthly No. 5 (2)" → "Monthly"), else its whole name.
     public var publicationName: String {
-        if let publication, !publication.isEmpty { return publication }
-        return Issue.publicationName(fromIssueName: name)
+        Issue.publicationName(stored: publication, issueName: name)
+    }
+
+    /// The rule of ``publicationName`` for an issue known by its report: `stored` when it is set, else the
+    /// name's.
+    package static func publicationName(stored: String?, issueName: String) -> String {
+        if let stored, !stored.isEmpty { return stored }
+        return publicationName(fromIssueName: issueName)
     }
 
     /// Words that only number an issue ("No. 5", "Vol 3", "Episode 12"), dropped with the number after them.
@@ -14,7 +20,7 @@ extension Issue {
     ]
 
     /// `name` without trailing dates, numbers and the words and punctuation that go with them.
-    package static func publicationName(fromIssueName name: String) -> String {
+    static func publicationName(fromIssueName name: String) -> String {
         if let ascii = asciiPublicationName(fromIssueName: name) { return ascii }
         var words = name.split(whereSeparator: \.isWhitespace).map(String.init)
         let punctuation: Set<Character> = ["#", "(", ")", "[", "]", ",", ":", "-", "–", "—", "|", "/", "."]

@@ -34,6 +34,31 @@ package struct JSONReader {
         return value
     }
 
+    /// Parses one JSON object and returns its members, with the value of the member named `skipped` stepped
+    /// over (its syntax checked, no value built): a subscription record read without its hundreds of items.
+    /// A repeated key is refused, as by ``parse(_:)``.
+    package static func parseObject(_ data: UnsafeBufferPointer<UInt8>, skipping skipped: String?) throws -> [String: JSONValue] {
+        var reader = JSONReader(bytes: data)
+        try reader.expect(UInt8(ascii: "{"))
+        var object: [String: JSONValue] = [:]
+        var skippedOnce = false
+        var first = true
+        while let key = try reader.nextKey(first: first) {
+            first = false
+            let repeated: Bool
+            if key == skipped {
+                repeated = skippedOnce
+                skippedOnce = true
+                try reader.skipValue()
+            } else {
+                repeated = object.updateValue(try reader.readValue(), forKey: key) != nil
+            }
+            guard !repeated else { throw reader.error("duplicate key \(key.debugDescription)") }
+        }
+        guard reader.peek() == nil else { throw reader.error("unexpected data after the document") }
+        return object
+    }
+
     /// A reader positioned at `offset`, for pulling values one at a time (``readValue()``,
     /// ``nextKey()``, ``skipValue()``) out of a larger document: the catalog index and import files.
     package init(bytes: UnsafeBufferPointer<UInt8>, offset: Int = 0) {

@@ -1,4 +1,3 @@
-internal import CSystemShims
 import Foundation
 import Logging
 import Newsstand
@@ -120,7 +119,7 @@ public actor Scheduler {
                 // Nothing in flight: the service sleeps until the next due time, and what the start or the last
                 // round freed goes back to the system rather than stay in malloc's arenas (about 2.7 MiB of the
                 // idle service with 1,000 subscriptions).
-                if running.isEmpty { newsstand_return_freed_memory() }
+                if running.isEmpty { POSIX.returnFreedMemory() }
                 // On a simulated clock a check takes no time: let those in flight finish before time moves.
                 if let nextWake, !(clock.isSimulated && !running.isEmpty) {
                     let clock = self.clock

@@ -21,7 +21,7 @@ enum SubscriptionRecord {
     static func decode(_ data: Data, path: String, withItems: Bool = true) throws -> Subscription {
         do {
             let object = try data.withUnsafeBytes { raw in
-                try topLevel(raw.bindMemory(to: UInt8.self), skipping: withItems ? nil : "items")
+                try JSONReader.parseObject(raw.bindMemory(to: UInt8.self), skipping: withItems ? nil : "items")
             }
             if case .integer(let version)? = object["version"], version > Self.version {
                 throw NewsstandError(
@@ -36,27 +36,6 @@ enum SubscriptionRecord {
                 .manifestUnreadable, "\(path) is not a valid subscription record (\(error)); it was left untouched",
                 underlying: error)
         }
-    }
-
-    /// The record's members, one at a time, with `skipped`'s value stepped over (checked, not built).
-    private static func topLevel(_ bytes: UnsafeBufferPointer<UInt8>, skipping skipped: String?) throws -> [String: JSONValue] {
-        var reader = JSONReader(bytes: bytes)
-        try reader.expect(UInt8(ascii: "{"))
-        var object: [String: JSONValue] = [:]
-        var seen: Set<String> = []
-        var first = true
-        while let key = try reader.nextKey(first: first) {
-            first = false
-            // A repeated key is ambiguous, as in JSONReader.parse: refuse it.
-            guard seen.insert(key).inserted else { throw reader.error("duplicate key \(key.debugDescription)") }
-            if key == skipped {
-                try reader.skipValue()
-            } else {
-                object[key] = try reader.readValue()
-            }
-        }
-        guard reader.peek() == nil else { throw reader.error("unexpected data after the document") }
-        return object
     }
 
     private static func subscription(_ object: [String: JSONValue]) throws -> Subscription {

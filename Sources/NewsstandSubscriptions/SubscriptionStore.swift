@@ -18,23 +18,32 @@ package struct SubscriptionStore: Sendable {
 
     /// Every subscription that can be read, by name, and an error for each record that cannot.
     package func readable() throws -> (subscriptions: [Subscription], damaged: [NewsstandError]) {
-        guard POSIX.exists(layout.subscriptions) else { return ([], []) }
-        let names: [String]
-        do {
-            names = try FileManager.default.contentsOfDirectory(atPath: layout.subscriptions)
-        } catch {
-            throw NewsstandError(.io, "cannot read \(layout.subscriptions): \(error.localizedDescription)", underlying: error)
-        }
         var found: [Subscription] = []
         var damaged: [NewsstandError] = []
-        for name in names where name.hasSuffix(".json") && !name.hasPrefix(".") {
+        for id in try recordIDs() {
             do {
-                if let subscription = try load(String(name.dropLast(5))) { found.append(subscription) }
+                if let subscription = try load(id) { found.append(subscription) }
             } catch let error as NewsstandError where error.code == .manifestUnreadable {
                 damaged.append(error)
             }
         }
-        return (found.sorted { ($0.name.lowercased(), $0.id) < ($1.name.lowercased(), $1.id) }, damaged)
+        return (Self.byName(found), damaged)
+    }
+
+    /// The identifiers of the records in `.catalog/subscriptions/` (a file each, `<id>.json`).
+    private func recordIDs() throws -> [String] {
+        guard POSIX.exists(layout.subscriptions) else { return [] }
+        do {
+            return try FileManager.default.contentsOfDirectory(atPath: layout.subscriptions)
+                .filter { $0.hasSuffix(".json") && !$0.hasPrefix(".") }.map { String($0.dropLast(5)) }
+        } catch {
+            throw NewsstandError(.io, "cannot read \(layout.subscriptions): \(error.localizedDescription)", underlying: error)
+        }
+    }
+
+    /// Subscriptions in the order every listing shows them: by name, case-insensitively, then by identifier.
+    private static func byName(_ subscriptions: [Subscription]) -> [Subscription] {
+        subscriptions.sorted { ($0.name.lowercased(), $0.id) < ($1.name.lowercased(), $1.id) }
     }
 
     /// The subscription with this identifier, or nil.
@@ -54,26 +63,18 @@ package struct SubscriptionStore: Sendable {
     /// Every subscription without its items or status (``SubscriptionHeaders``): names, URLs and settings.
     /// - Throws: the first record that cannot be read, naming it.
     package func headers() throws -> [Subscription] {
-        let folder = layout.subscriptions
-        guard POSIX.exists(folder) else { return [] }
-        let names: [String]
-        do {
-            names = try FileManager.default.contentsOfDirectory(atPath: folder)
-        } catch {
-            throw NewsstandError(.io, "cannot read \(folder): \(error.localizedDescription)", underlying: error)
-        }
         let cache = SubscriptionHeaders.shared
         var headers: [Subscription] = []
         var listed: Set<String> = []
-        for name in names where name.hasSuffix(".json") && !name.hasPrefix(".") {
-            let path = layout.subscription(String(name.dropLast(5)))
+        for id in try recordIDs() {
+            let path = layout.subscription(id)
             listed.insert(path)
             let header = try cache.header(at: path) { path in
                 try AtomicFile.read(path).map { try SubscriptionRecord.decode($0, path: path, withItems: false) }
             }
             if let header { headers.append(header) }
         }
-        cache.forget(cache.paths(under: folder).filter { !listed.contains($0) })
+        cache.forget(cache.paths(under: layout.subscriptions).filter { !listed.contains($0) })
         return headers
     }
 
@@ -93,8 +94,7 @@ package struct SubscriptionStore: Sendable {
 
     /// Throws `.duplicateSubscription` when another subscription has this name or URL.
     package func checkUnique(name: String?, url: URL?, except id: String?) throws {
-        for other in try headers().sorted(by: { ($0.name.lowercased(), $0.id) < ($1.name.lowercased(), $1.id) })
-        where other.id != id {
+        for other in Self.byName(try headers()) where other.id != id {
             if let name, other.name.lowercased() == name.lowercased() {
                 throw NewsstandError(.duplicateSubscription, "a subscription named \(other.name.debugDescription) already exists")
             }

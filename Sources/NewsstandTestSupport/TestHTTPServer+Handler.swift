@@ -454,5 +454,3 @@ final class TestHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
         }
     }
 }
-
-// MARK: - Response pieces

@@ -213,8 +213,11 @@ import Testing
         #expect(throws: NewsstandError.self) { try SubscriptionRecord.decode(broken, path: "test", withItems: false) }
         let repeated = Data(text.replacingOccurrences(of: "{\"bodyDigest\"", with: "{\"name\":\"Other\",\"bodyDigest\"").utf8)
         #expect(repeated != data)
+        let twoItemLists = Data(text.replacingOccurrences(of: "{\"bodyDigest\"", with: "{\"items\":[],\"bodyDigest\"").utf8)
+        #expect(twoItemLists != data)
         for withItems in [true, false] {
             #expect(throws: NewsstandError.self) { try SubscriptionRecord.decode(repeated, path: "test", withItems: withItems) }
+            #expect(throws: NewsstandError.self) { try SubscriptionRecord.decode(twoItemLists, path: "test", withItems: withItems) }
         }
     }
 

@@ -73,9 +73,7 @@ enum EventStream {
     /// One event-log entry as an SSE frame: `data` is `{"key": …, "publication": …, "event": EventReport}`.
     static func frame(_ event: EventReport) -> String {
         let key = event.issue.map { ServerState.key(for: $0.name) }
-        let publication = event.issue.map { issue in
-            issue.publication.flatMap { $0.isEmpty ? nil : $0 } ?? Issue.publicationName(fromIssueName: issue.name)
-        }
+        let publication = event.issue.map { Issue.publicationName(stored: $0.publication, issueName: $0.name) }
         let envelope = EventEnvelope(key: key, publication: publication, event: event)
         let json = (try? JSON.encoder.encode(envelope)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
         return "id: \(event.cursor)\nevent: \(event.kind)\ndata: \(json)\n\n"

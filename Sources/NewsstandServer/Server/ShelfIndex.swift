@@ -1,13 +1,8 @@
-internal import CSystemShims
 import Foundation
 import Newsstand
 import NewsstandCatalog
 import NewsstandCore
 import Synchronization
-
-#if canImport(Glibc)
-    import Glibc
-#endif
 
 /// The shelf's view of the catalog's index: its live entries sorted newest first, kept while the index
 /// file is unchanged (same inode, size and mtime), so that a page is a slice of an array plus one read of
@@ -33,15 +28,10 @@ final class ShelfIndex: Sendable {
             // The identity is taken before the read: a change during it makes the next request read again.
             let snapshot = try ShelfSnapshot(identity: identity, reader: try catalog.openIndex())
             current.withLock { $0 = snapshot }
-            Self.returnFreedMemory()
+            // Reading 100,000 index lines went through megabytes of buffers that malloc would otherwise keep.
+            POSIX.returnFreedMemory()
             return snapshot
         }
-    }
-
-    /// Reading 100,000 index lines goes through megabytes of buffers that malloc would otherwise keep:
-    /// hand them back, so that an idle server stays small (`malloc_trim(3)`).
-    static func returnFreedMemory() {
-        newsstand_return_freed_memory()
     }
 
     private static func identity(_ path: String) -> [Int] {
@@ -105,7 +95,7 @@ final class ShelfSnapshot: @unchecked Sendable {
             table.append(Facets(publication: issue.publicationName, subscription: issue.origin?.subscriptionID))
         }
         facetCache.withLock { $0 = table }
-        ShelfIndex.returnFreedMemory()
+        POSIX.returnFreedMemory()
         return table
     }
 }
@@ -133,40 +123,39 @@ struct ShelfEntry: Sendable {
 /// Each entry's publication and subscription as numbers into the few distinct values a library has: 8 bytes
 /// an issue, where a pair of strings was about 50.
 struct FacetTable: Sendable {
-    private var publications: [String] = []
-    private var subscriptions: [String?] = [nil]
-    private var publicationNumbers: [String: UInt32] = [:]
-    private var subscriptionNumbers: [String: UInt32] = [:]
+    private var publications = Numbering()
+    /// Numbered from 1: 0 is an issue of no subscription.
+    private var subscriptions = Numbering()
     private var rows: [(publication: UInt32, subscription: UInt32)] = []
 
     mutating func reserveCapacity(_ count: Int) { rows.reserveCapacity(count) }
 
     mutating func append(_ facets: ShelfSnapshot.Facets) {
-        let publication = Self.number(of: facets.publication, in: &publications, numbers: &publicationNumbers)
-        var subscription: UInt32 = 0
-        if let id = facets.subscription {
-            if let known = subscriptionNumbers[id] {
-                subscription = known
-            } else {
-                subscription = UInt32(subscriptions.count)
-                subscriptions.append(id)
-                subscriptionNumbers[id] = subscription
-            }
-        }
-        rows.append((publication, subscription))
+        let subscription = facets.subscription.map { subscriptions.number(of: $0) + 1 } ?? 0
+        rows.append((publications.number(of: facets.publication), subscription))
     }
 
     subscript(position: Int) -> ShelfSnapshot.Facets {
         let row = rows[position]
-        return ShelfSnapshot.Facets(publication: publications[Int(row.publication)], subscription: subscriptions[Int(row.subscription)])
+        return ShelfSnapshot.Facets(
+            publication: publications[row.publication],
+            subscription: row.subscription == 0 ? nil : subscriptions[row.subscription - 1])
     }
 
-    private static func number(of value: String, in values: inout [String], numbers: inout [String: UInt32]) -> UInt32 {
-        if let known = numbers[value] { return known }
-        let number = UInt32(values.count)
-        values.append(value)
-        numbers[value] = number
-        return number
+    /// Distinct strings, each numbered in the order first seen.
+    private struct Numbering: Sendable {
+        private var values: [String] = []
+        private var numbers: [String: UInt32] = [:]
+
+        mutating func number(of value: String) -> UInt32 {
+            if let known = numbers[value] { return known }
+            let number = UInt32(values.count)
+            values.append(value)
+            numbers[value] = number
+            return number
+        }
+
+        subscript(number: UInt32) -> String { values[Int(number)] }
     }
 }
 
