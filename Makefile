@@ -336,11 +336,12 @@ fuzz-build: $(FUZZ_BINS)
 
 # One target on a scratch copy of its corpus, so that the inputs libFuzzer adds do not land in the tree.
 # Swift's own backtracer is off: it reads memory ASan reports, and libFuzzer prints the stack anyway.
+# Hashing is fixed so that a run with a fixed seed takes the same paths (Swift seeds it per process otherwise).
 fuzz-run-%: $(FUZZ_DIR)/release/Fuzz%
 	@mkdir -p $(FUZZ_DIR)/artifacts/$*
 	@work=$$(mktemp -d) && cp Fuzz/Corpus/$*/* "$$work"/ && \
 	echo "== fuzz $* for $(FUZZ_SECONDS) s, max_len $(FUZZ_MAXLEN_$*)" && \
-	SWIFT_BACKTRACE=enable=no LSAN_OPTIONS=suppressions=Fuzz/lsan.supp \
+	SWIFT_BACKTRACE=enable=no SWIFT_DETERMINISTIC_HASHING=1 LSAN_OPTIONS=suppressions=Fuzz/lsan.supp \
 	  $(FUZZ_NICE) $(FUZZ_DIR)/release/Fuzz$* "$$work" -max_total_time=$(FUZZ_SECONDS) -max_len=$(FUZZ_MAXLEN_$*) \
 	  -timeout=10 -print_final_stats=1 -artifact_prefix=$(FUZZ_DIR)/artifacts/$*/ $(if $(FUZZ_SEED),-seed=$(FUZZ_SEED)); \
 	status=$$?; rm -rf "$$work"; exit $$status

@@ -33,7 +33,9 @@ package struct SafePathComponent: Hashable, Sendable, CustomStringConvertible {
         cleaned = SafePathComponent.truncated(cleaned, toUTF8Length: SafePathComponent.maxUTF8Length)
             .trimmingTrailingDotsAndSpaces()
         if SafePathComponent.isReservedDeviceName(cleaned) {
+            // The cut may land after a space or dot again, so the end is trimmed again.
             cleaned = SafePathComponent.truncated("_" + cleaned, toUTF8Length: SafePathComponent.maxUTF8Length)
+                .trimmingTrailingDotsAndSpaces()
         }
         if cleaned.isEmpty { cleaned = SafePathComponent(sanitizing: fallback, fallback: "_").value }
         value = cleaned

@@ -39,6 +39,16 @@ import Testing
         }
     }
 
+    /// A reserved name at the length cap: its `_` pushes the cut back onto a space or dot, which go again
+    /// (found by the ContentDisposition fuzzer).
+    @Test func deviceNameAtTheCapEndsWithoutSpaceOrDot() {
+        let long = "NUL ..on" + String(repeating: " ", count: 110) + "." + String(repeating: "G", count: 40)
+        let value = SafePathComponent(sanitizing: long).value
+        #expect(value.hasPrefix("_NUL"))
+        #expect(Self.isPortable(value), "\(value.debugDescription)")
+        #expect(value.utf8.count <= SafePathComponent.maxUTF8Length)
+    }
+
     /// Names made before these rules stay readable: validation did not tighten.
     @Test func oldFolderNamesStillValidate() {
         for old in ["The Daily: 2026", "What?", "CON", "name."] {
