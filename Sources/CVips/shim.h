@@ -112,10 +112,10 @@ static inline int cvips_start(void) {
     // build): each thread that allocates gets an arena of its own (up to 8 per core: libvips's workers and the
     // blocking pool's threads), and after the first image buffer is freed the mmap threshold rises to its size,
     // so the next images come from the arenas and fragment them: 220 MiB peak; with the threshold fixed at
-    // 1 MiB (image buffers mapped and unmapped whole) and two arenas, about 85 MiB. Set when the first cover is
-    // made, so a download run before it keeps its arenas.
+    // 1 MiB (image buffers mapped and unmapped whole) and two arenas, about 85 MiB. The arena count is the
+    // process's to choose before its threads start (the `issues` command: two, one for `covers`), so it is
+    // not set here.
     mallopt(M_MMAP_THRESHOLD, 1 << 20);
-    mallopt(M_ARENA_MAX, 2);
     int home = !CVIPS_CALL(g_getenv)("VIPSHOME");
     if (home) CVIPS_CALL(g_setenv)("VIPSHOME", "/dev/null", TRUE);
     int status = CVIPS_CALL(vips_init)("issues");

@@ -2,8 +2,8 @@ import Foundation
 
 /// The one thread covers are made on, for the life of the process.
 ///
-/// glibc gives each thread that allocates an arena of its own (`M_ARENA_MAX`, which ``Vips/started`` caps at two,
-/// binds only arenas made after it), and a thread keeps its arena. Covers ran on whichever of the blocking pool's
+/// glibc gives each thread that allocates an arena of its own (up to `M_ARENA_MAX`, which the `issues` command sets
+/// before its threads start), and a thread keeps its arena. Covers ran on whichever of the blocking pool's
 /// 16 threads `runBlocking` picked, and each of those threads' arenas grew to a cover's working size and stayed
 /// there: 13 arenas holding 1–7 MiB each in the middle of a 200-cover run, peak 106 MiB, where one cover alone
 /// peaks at 58 MiB. On one thread the covers share one arena (`issues covers` of 200 mixed issues, release build:
