@@ -41,39 +41,15 @@ package final class CatalogIndexReader {
     /// - Returns: Whether the file ended in such a torn line.
     @discardableResult
     func forEachLine(_ body: (CatalogIndex.Line) throws -> Void) throws -> Bool {
-        var buffer = [UInt8](repeating: 0, count: 1 << 22)
-        var filled = 0
-        var fileOffset = 0  // of buffer[0]
-        while true {
-            if filled == buffer.count { buffer.append(contentsOf: repeatElement(0, count: buffer.count)) }
-            let n = buffer.withUnsafeMutableBytes { raw in
-                POSIX.retrying { pread(fd, raw.baseAddress.map { $0 + filled }, raw.count - filled, off_t(fileOffset + filled)) }
+        try LineFile.forEachLine(fd, path: path) { line, offset in
+            do {
+                try body(try CatalogIndex.parse(line, offset: offset))
+            } catch let error as JSONSyntaxError {
+                throw NewsstandError(
+                    .manifestUnreadable,
+                    "\(path) is damaged at byte \(offset + error.offset) (\(error.reason)); run `issues verify --repair` to rebuild it from the issue records",
+                    underlying: error)
             }
-            if n < 0 { throw NewsstandError.posix(errno, "cannot read", path: path) }
-            if n == 0 { return filled > 0 }
-            filled += n
-            var start = 0
-            try buffer.withUnsafeBufferPointer { all in
-                while let newline = Self.newline(in: all, from: start, to: filled) {
-                    let line = UnsafeBufferPointer(rebasing: all[start..<newline])
-                    do {
-                        try body(try CatalogIndex.parse(line, offset: fileOffset + start))
-                    } catch let error as JSONSyntaxError {
-                        throw NewsstandError(
-                            .manifestUnreadable,
-                            "\(path) is damaged at byte \(fileOffset + start + error.offset) (\(error.reason)); run `issues verify --repair` to rebuild it from the issue records",
-                            underlying: error)
-                    }
-                    start = newline + 1
-                }
-            }
-            buffer.withUnsafeMutableBytes { raw in
-                if start > 0, let base = raw.baseAddress {
-                    memmove(base, base + start, filled - start)
-                }
-            }
-            filled -= start
-            fileOffset += start
         }
     }
 
@@ -155,12 +131,5 @@ package final class CatalogIndexReader {
         guard done == length else {
             throw NewsstandError(.manifestUnreadable, "\(path) ended inside a record; run `issues verify --repair`")
         }
-    }
-
-    private static func newline(in buffer: UnsafeBufferPointer<UInt8>, from: Int, to: Int) -> Int? {
-        guard from < to, let base = buffer.baseAddress,
-            let found = memchr(base + from, 0x0A, to - from)
-        else { return nil }
-        return base.distance(to: found.assumingMemoryBound(to: UInt8.self))
     }
 }
