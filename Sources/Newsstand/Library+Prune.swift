@@ -82,6 +82,7 @@ struct PrunePlanner {
         var buffer: [UInt8] = []
         var candidates: [Candidate] = []
         let leftovers = DownloadLeftovers(layout: layout)
+        let assetLocks = AssetLock.Probe(layout: layout)
         for entry in try reader.liveEntries() where !entry.summary.isBeingRemoved {
             try reader.recordBytes(entry, into: &buffer)
             let issue = try buffer.withUnsafeBufferPointer { try IssueRecord.decode($0, path: reader.path) }
@@ -114,7 +115,7 @@ struct PrunePlanner {
         var removed = Set<Int>()
         var spared = Set<Int>()
         func consider(_ index: Int) -> Bool {
-            if let protection = protection(of: candidates[index].issue) {
+            if let protection = protection(of: candidates[index].issue, leftovers: leftovers, assetLocks: assetLocks) {
                 spared.insert(index)
                 report.spared.append(
                     .init(
@@ -152,11 +153,15 @@ struct PrunePlanner {
         return issue.publicationName
     }
 
-    /// Why `issue` may not go, probed without creating or keeping any lock.
-    func protection(of issue: Issue) -> PruneReport.Protection? {
+    /// Why `issue` may not go, probed without creating or keeping any lock: an issue's lock file only where
+    /// the listing of `.staging` holds one, assets' locks on one descriptor.
+    func protection(
+        of issue: Issue, leftovers: DownloadLeftovers, assetLocks: AssetLock.Probe
+    ) -> PruneReport.Protection? {
         if issue.isPinned { return .pinned }
-        if FileLock.isHeld(path: layout.issueLock(issue.lockName)) { return .inFlight }
-        for asset in issue.assets where AssetLock.isHeld(asset.id, layout: layout) { return .inFlight }
+        let issueLock = layout.issueLock(issue.lockName)
+        if leftovers.mayExistInStaging(issueLock), FileLock.isHeld(path: issueLock) { return .inFlight }
+        for asset in issue.assets where assetLocks.isHeld(asset.id) { return .inFlight }
         return nil
     }
 }
@@ -185,6 +190,9 @@ struct DownloadLeftovers {
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder) else { return nil }
         return Set(names.map { "\(folder)/\($0)" })
     }
+
+    /// Whether `path` (a child of `.staging`) was listed, or `.staging` could not be listed.
+    func mayExistInStaging(_ path: String) -> Bool { staging?.contains(path) ?? true }
 
     func bytesOnDisk(of issue: Issue) -> Int64 {
         var paths = IssueContent.paths(of: issue, layout: layout)

@@ -175,6 +175,27 @@ import Testing
         }
     }
 
+    /// An issue whose folder lock another holder has (it is being filled or removed) is spared as in flight,
+    /// by the dry run's plan (which probes only the lock files `.staging` lists) and by the real run.
+    @Test func anIssueWhoseFolderIsLockedIsSparedAsInFlight() async throws {
+        try await withTemporaryDirectory { root in
+            let library = try await Library.open(at: root)
+            for day in 1...3 {
+                try await library.addIssue(named: "Daily \(day)", date: IssueDate(year: 2026, month: 11, day: day)!)
+            }
+            let oldest = try #require(try await library.issue(named: "Daily 1"))
+            try POSIX.makeDirectory(library.layout.staging)
+            let held = try #require(try FileLock.try(path: library.layout.issueLock(oldest.lockName)))
+            for dryRun in [true, false] {
+                let report = try await library.prune(PrunePolicy(keep: 1, today: Self.today), dryRun: dryRun)
+                #expect(report.removed.map(\.name) == ["Daily 2"])
+                #expect(report.spared.map(\.name) == ["Daily 1"])
+                #expect(report.spared.first?.protection == .inFlight)
+            }
+            withExtendedLifetime(held) {}
+        }
+    }
+
     @Test func aSubscriptionsOwnKeepTouchesOnlyItsIssues() async throws {
         try await withTemporaryDirectory { root in
             let library = try await Library.open(at: root)
