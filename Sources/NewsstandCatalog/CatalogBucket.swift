@@ -112,15 +112,20 @@ package struct CatalogBucket {
 
     /// The key of the issue that claims the folder name with `key`, or nil.
     func claim(_ key: String) -> String? {
-        guard let line = lines.first(where: { $0.kind == .claim && $0.key == key }) else { return nil }
-        // Checked when the line was read: a quoted 32-digit key.
-        let owner = String(decoding: line.bytes[(line.valueStart + 1)..<(line.valueStart + 33)], as: UTF8.self)
-        return CatalogIndex.Key(owner) != nil ? owner : nil
+        lines.first(where: { $0.kind == .claim && $0.key == key }).flatMap(CatalogBucket.owner)
     }
 
     /// Every claim: folder key → issue key.
     package func claims() -> [(key: String, owner: String)] {
-        lines.filter { $0.kind == .claim }.compactMap { line in claim(line.key).map { (line.key, $0) } }
+        // Each claim line read where it stands: looking each one up again by key was quadratic in the bucket.
+        lines.compactMap { line in line.kind == .claim ? CatalogBucket.owner(line).map { (line.key, $0) } : nil }
+    }
+
+    /// The issue key a claim line names.
+    private static func owner(_ line: Line) -> String? {
+        // Checked when the line was read: a quoted 32-digit key.
+        let owner = String(decoding: line.bytes[(line.valueStart + 1)..<(line.valueStart + 33)], as: UTF8.self)
+        return CatalogIndex.Key(owner) != nil ? owner : nil
     }
 
     package static func decodeIssue(_ line: Line, path: String) throws -> Issue {

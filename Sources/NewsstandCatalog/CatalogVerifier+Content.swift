@@ -15,7 +15,7 @@ extension CatalogVerifier {
     /// Whether a download or unpack of `issue` is in flight in any process (its locks are held).
     func isInFlight(_ issue: Issue) -> Bool {
         FileLock.isHeld(path: layout.issueLock(issue.lockName))
-            || issue.assets.contains { AssetLock.isHeld($0.id, layout: layout) }
+            || issue.assets.contains { assetLocks.isHeld($0.id) }
     }
 
     /// Lists an orphan; deletes it when asked to remove orphans.

@@ -9,6 +9,8 @@ package final class CatalogVerifier {
     let options: VerifyOptions
     let names: [String]?
     package var report = VerifyReport()
+    /// Asset locks probed on one descriptor (opening the lock file for each asset was 4.5 % of a 100,000-issue run).
+    lazy var assetLocks = AssetLock.Probe(layout: layout)
 
     package init(catalog: Catalog, layout: LibraryLayout, options: VerifyOptions, names: [String]? = nil) {
         self.catalog = catalog
@@ -32,12 +34,7 @@ package final class CatalogVerifier {
             }
         }
         let digits = try catalog.currentDigits()
-        var issues: [String: Issue] = [:]
-        var claims: [String: String] = [:]
-        try catalog.forEachBucket(digits: digits) { bucket in
-            for (key, issue) in try bucket.issues() { issues[key] = issue }
-            for (key, owner) in bucket.claims() { claims[key] = owner }
-        }
+        let (issues, claims) = try catalog.allRecords(digits: digits)
         report.issuesChecked = issues.count
         var selected: Set<String>?
         if let names {

@@ -60,16 +60,18 @@ package final class AssetLock: Sendable {
 
     /// ``isHeld(_:layout:)`` for many assets on one descriptor: a plan over 100,000 issues opened the lock
     /// file once per asset.
+    /// Not `Sendable`: one caller's loop.
     package final class Probe {
-        private let fd: Int32
+        private let path: String
+        private var fd: Int32 = -1
 
-        package init(layout: LibraryLayout) {
-            fd = open(layout.assetLocks, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
-        }
+        package init(layout: LibraryLayout) { path = layout.assetLocks }
 
         deinit { if fd >= 0 { _ = close(fd) } }
 
         package func isHeld(_ id: String) -> Bool {
+            // Opened again while missing: a first download may make the file while the caller walks.
+            if fd < 0 { fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC) }
             guard fd >= 0 else { return false }  // no lock file: no one has ever locked an asset here
             return POSIX.retrying { newsstand_byte_is_locked(fd, AssetLock.offset(of: id)) } == 1
         }
