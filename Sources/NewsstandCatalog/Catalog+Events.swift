@@ -65,16 +65,13 @@ extension Catalog {
         FileDigest.hex(SHA256.hash(data: bytes))
     }
 
-    /// Numbers the events after the log's last cursor and returns their intent lines.
-    func number(_ events: inout [PendingEvent]) throws -> [String] {
-        guard !events.isEmpty else { return [] }
+    /// Numbers the events after the log's last cursor.
+    func number(_ events: inout [PendingEvent]) throws {
+        guard !events.isEmpty else { return }
         var cursor = try lastEventCursor()
-        return events.indices.map { index in
+        for index in events.indices {
             cursor += 1
             events[index].event.cursor = cursor
-            var line = events[index].event.encoded()
-            line.removeLast()  // the newline
-            return "event\t\(events[index].condition)\t" + String(decoding: line, as: UTF8.self)
         }
     }
 
@@ -212,8 +209,10 @@ extension Catalog {
         var pending = events.map {
             PendingEvent(condition: "file \(encoded ?? relative) \(Catalog.digest(data))", event: $0)
         }
-        let lines = try number(&pending)
-        try writeIntent(Data(lines.joined(separator: "\n").utf8))
+        var intent = IntentText()
+        try number(&pending)
+        intent.events(pending)
+        try writeIntent(intent)
         CrashPoint.reached("catalog-intent")
         try AtomicFile.write(data, to: path)
         CrashPoint.reached("catalog-records-written")
@@ -228,7 +227,7 @@ extension Catalog {
         var pending = events.map { PendingEvent(condition: "", event: $0) }
         try withLock {
             try recover()
-            _ = try number(&pending)
+            try number(&pending)
             try appendEvents(pending.map(\.event))
         }
         onEvents?()
