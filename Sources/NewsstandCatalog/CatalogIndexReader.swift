@@ -6,8 +6,9 @@ import NewsstandCore
 #endif
 
 /// Reads the index file from an open descriptor in chunks, so that memory follows the number of
-/// live issues, not the size of the journal. Blocking.
-package final class CatalogIndexReader {
+/// live issues, not the size of the journal. Blocking. Sendable: its state is a descriptor read only with
+/// `pread`, so threads may share it (`verify` compares records on both cores).
+package final class CatalogIndexReader: Sendable {
     package let path: String
     private let fd: Int32
 
