@@ -103,7 +103,7 @@ extension Catalog {
 
     /// Every issue and folder claim of depth `digits`, read and decoded on up to `threads` threads: decoding
     /// is most of reading a whole catalog (`verify` at 100,000 issues).
-    /// - Throws: The first bucket's error, in name order, when any cannot be read.
+    /// - Throws: A bucket's error when one cannot be read (the first thread's, by part).
     func allRecords(digits: Int, threads: Int = ProcessInfo.processInfo.activeProcessorCount)
         throws -> (issues: [String: Issue], claims: [String: String])
     {
