@@ -49,7 +49,7 @@ struct Issues: AsyncParsableCommand {
         // (MALLOC_ARENA_MAX=2 on the same binary). A thread gets its arena on its first contended allocation,
         // so this comes first; a MALLOC_ARENA_MAX in the environment is the user's and stays.
         // `covers` makes its covers on one thread, where a second arena only fragments: 1,000 mixed covers
-        // peaked at 75.3 MiB with two, 69.6 MiB with one (same binary and library). glibc fixes the count the
+        // peaked at 73.5 MiB with two, 67.9 MiB with one (same binary and library). glibc fixes the count the
         // first time a thread needs an arena, so it is chosen from the subcommand's name, before parsing.
         let oneThreaded: Set = ["covers", "contact-sheet"]
         if getenv("MALLOC_ARENA_MAX") == nil {
