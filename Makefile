@@ -325,7 +325,7 @@ FUZZ_MAXLEN_FeedParser         := 16384
 # An image of a few kilobytes reaches every decoder's header and first blocks.
 FUZZ_MAXLEN_CoverImage         := 65536
 # A few kilobytes may declare up to the 100-megapixel limit, which libvips then decodes: with ASan's quarantine a
-# 20 s run peaked at 1,067 MB here, near libFuzzer's default 2,048 MB limit (which counts as a crash).
+# 20 s run peaked at 1,067 MiB here, near libFuzzer's default 2,048 MiB limit (which counts as a crash).
 FUZZ_RSS_CoverImage            := 6144
 
 # SwiftPM decides what is stale; one build folder for all targets, so the layers are built once.

@@ -296,8 +296,8 @@ extension Catalog {
     /// event some hook has not acknowledged yet, and always the last one (it carries the cursor on).
     ///
     /// Two passes over the lines, the kept ones copied as they are: decoding every event of the log held it
-    /// several times over (an import of 100,000 issues, whose events carry their records, rose from 642 MB to
-    /// 1,028 MB here).
+    /// several times over (an import of 100,000 issues, whose events carry their records, rose from 627 MiB to
+    /// 1,004 MiB here).
     func compactEvents() throws {
         let acknowledged = try hookPositions().min()
         let oldest = Date().addingTimeInterval(-eventLogAge)
