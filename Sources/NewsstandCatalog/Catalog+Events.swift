@@ -296,8 +296,8 @@ extension Catalog {
     /// event some hook has not acknowledged yet, and always the last one (it carries the cursor on).
     ///
     /// Two passes over the lines, the kept ones copied as they are: decoding every event of the log held it
-    /// several times over (an import of 100,000 issues, whose events carry their records, rose from 627 MiB to
-    /// 1,004 MiB here).
+    /// several times over (events carry their issues' records; an import of 100,000 issues peaked 67 MiB lower
+    /// without it, 1,043 → 976 MiB).
     func compactEvents() throws {
         let acknowledged = try hookPositions().min()
         let oldest = Date().addingTimeInterval(-eventLogAge)
