@@ -77,6 +77,53 @@ import Testing
         #expect(after.problems.isEmpty, "\(after.problems)")
     }
 
+    /// The whole catalog read on several threads (what `verify` does) is the walk bucket by bucket, whatever
+    /// the thread count; a damaged bucket stops it with that bucket's path, and `verify` with it.
+    @Test func recordsReadOnSeveralThreadsAreTheWalksAndADamagedBucketStopsThem() async throws {
+        try await withTemporaryDirectory { root in
+            let library = try await openLibrary(root)
+            for n in 1...60 {
+                try await library.addIssue(
+                    named: "Gazette \(n)", date: Self.date,
+                    assets: [AssetRequest(url: URL(string: "https://cdn.example.com/\(n).pdf")!)])
+            }
+            let catalog = library.catalog
+            let digits = try catalog.currentDigits()
+            var walked: [String: Newsstand.Issue] = [:]
+            var claimed: [String: String] = [:]
+            try catalog.forEachBucket(digits: digits) { bucket in
+                for (key, issue) in try bucket.issues() { walked[key] = issue }
+                for (key, owner) in bucket.claims() { claimed[key] = owner }
+            }
+            #expect(walked.count == 60)
+            #expect(claimed.count == 60)
+            for threads in [1, 2, 3, 16] {
+                let read = try catalog.allRecords(digits: digits, threads: threads)
+                #expect(read.issues == walked, "\(threads) threads")
+                #expect(read.claims == claimed, "\(threads) threads")
+            }
+            let folder = library.layout.records(digits: digits)
+            let names = try FileManager.default.contentsOfDirectory(atPath: folder).filter { $0.hasSuffix(".jsonl") }.sorted()
+            let damaged = folder + "/" + (try #require(names.last))
+            let handle = try #require(FileHandle(forWritingAtPath: damaged))
+            try handle.seekToEnd()
+            try handle.write(contentsOf: Data("{\"key\": not json\n".utf8))
+            try handle.close()
+            for threads in [1, 2] {
+                #expect(throws: NewsstandError.self, "\(threads) threads") {
+                    _ = try catalog.allRecords(digits: digits, threads: threads)
+                }
+            }
+            do {
+                _ = try await library.verify(issues: nil, options: VerifyOptions())
+                Issue.record("verify went past a damaged bucket")
+            } catch let error as NewsstandError {
+                #expect(error.message.contains(damaged), "\(error.message)")
+            }
+            try await library.shutdown()
+        }
+    }
+
     @Test func aFileMissingFromAnUnpackedArchiveIsRefetched() async throws {
         try await withDownloadedLibrary { library, lib, issue in
             let folder = library.contentURL(for: issue).path
