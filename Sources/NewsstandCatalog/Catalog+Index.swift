@@ -3,7 +3,6 @@ internal import CSystemShims
 import Foundation
 import Logging
 import NewsstandCore
-import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -103,35 +102,24 @@ extension Catalog {
 
     /// Every issue and folder claim of depth `digits`, read and decoded on up to `threads` threads: decoding
     /// is most of reading a whole catalog (`verify` at 100,000 issues).
-    /// - Throws: A bucket's error when one cannot be read (the first thread's, by part).
+    /// - Throws: A bucket's error when one cannot be read (``Stripes/map(count:threads:_:)``'s first).
     func allRecords(digits: Int, threads: Int = ProcessInfo.processInfo.activeProcessorCount)
         throws -> (issues: [String: Issue], claims: [String: String])
     {
         let paths = bucketPaths(digits: digits)
-        let parts = max(1, min(threads, 8, paths.count))
-        typealias Part = (issues: [(key: String, issue: Issue)], claims: [(key: String, owner: String)], error: (any Error)?)
-        let results = Mutex<[Int: Part]>([:])
-        // Part p reads every parts-th bucket from p, so that each thread gets big and small buckets alike.
-        DispatchQueue.concurrentPerform(iterations: parts) { part in
-            var found: Part = ([], [], nil)
-            do {
-                for index in stride(from: part, to: paths.count, by: parts) {
-                    let bucket = try CatalogBucket.load(paths[index])
-                    found.issues += try bucket.issues()
-                    found.claims += bucket.claims()
-                }
-            } catch {
-                found.error = error
+        let stripes = try Stripes.map(count: paths.count, threads: threads) { indices in
+            var found: (issues: [(key: String, issue: Issue)], claims: [(key: String, owner: String)]) = ([], [])
+            for index in indices {
+                let bucket = try CatalogBucket.load(paths[index])
+                found.issues += try bucket.issues()
+                found.claims += bucket.claims()
             }
-            results.withLock { $0[part] = found }
+            return found
         }
-        let collected = results.withLock { $0 }
         var issues: [String: Issue] = [:]
         var claims: [String: String] = [:]
-        issues.reserveCapacity(collected.values.reduce(0) { $0 + $1.issues.count })
-        for part in 0..<parts {
-            guard let found = collected[part] else { continue }
-            if let error = found.error { throw error }
+        issues.reserveCapacity(stripes.reduce(0) { $0 + $1.issues.count })
+        for found in stripes {
             for (key, issue) in found.issues { issues[key] = issue }
             for (key, owner) in found.claims { claims[key] = owner }
         }

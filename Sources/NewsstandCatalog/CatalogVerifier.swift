@@ -1,6 +1,5 @@
 import Foundation
 import NewsstandCore
-import Synchronization
 
 /// The checks behind ``Library/verify(repair:)``, run under the catalog lock.
 package final class CatalogVerifier {
@@ -88,51 +87,37 @@ package final class CatalogVerifier {
         do {
             if let reader = try CatalogIndexReader(path: layout.index) {
                 let entries = try reader.liveEntries()
-                // On both cores, each taking every other entry (reads are `pread`s of the one descriptor).
-                let parts = max(1, min(ProcessInfo.processInfo.activeProcessorCount, 8, entries.count))
-                let tally = Mutex<(differing: Int, listed: Int, error: (any Error)?)>((0, 0, nil))
-                DispatchQueue.concurrentPerform(iterations: parts) { part in
-                    var (differing, listed) = (0, 0)
-                    var failure: (any Error)?
+                // On both cores (the reads are `pread`s of the one descriptor).
+                let tallies = try Stripes.map(count: entries.count) { indices in
+                    var tally = (differing: 0, listed: 0)
                     var buffer: [UInt8] = []
                     var encoded = JSONWriter(capacity: 4096)
-                    do {
-                        for index in stride(from: part, to: entries.count, by: parts) {
-                            let entry = entries[index]
-                            guard let issue = issues[entry.key.text] else {
-                                differing += 1
-                                continue
-                            }
-                            listed += 1
-                            guard entry.summary == IssueSummary(issue) else {
-                                differing += 1
-                                continue
-                            }
-                            try reader.recordBytes(entry, into: &buffer)
-                            // The index holds the record as the catalog writes it: when its bytes are the record's
-                            // own encoding, they say the same (encoding is several times cheaper than decoding).
-                            encoded.removeAll()
-                            issue.write(to: &encoded)
-                            if encoded.bytes == buffer { continue }
-                            let indexed = try? buffer.withUnsafeBufferPointer {
-                                try IssueRecord.decode($0, path: reader.path)
-                            }
-                            if indexed == issue { continue }
-                            differing += 1
+                    for index in indices {
+                        let entry = entries[index]
+                        guard let issue = issues[entry.key.text] else {
+                            tally.differing += 1
+                            continue
                         }
-                    } catch {
-                        failure = error
+                        tally.listed += 1
+                        guard entry.summary == IssueSummary(issue) else {
+                            tally.differing += 1
+                            continue
+                        }
+                        try reader.recordBytes(entry, into: &buffer)
+                        // The index holds the record as the catalog writes it: when its bytes are the record's own
+                        // encoding, they say the same (encoding is several times cheaper than decoding them).
+                        encoded.removeAll()
+                        issue.write(to: &encoded)
+                        if encoded.bytes == buffer { continue }
+                        let indexed = try? buffer.withUnsafeBufferPointer { try IssueRecord.decode($0, path: reader.path) }
+                        if indexed == issue { continue }
+                        tally.differing += 1
                     }
-                    tally.withLock {
-                        $0.differing += differing
-                        $0.listed += listed
-                        if $0.error == nil { $0.error = failure }
-                    }
+                    return tally
                 }
-                let result = tally.withLock { $0 }
-                if let error = result.error { throw error }
                 // Issues the index does not list (its live keys are distinct).
-                differing += result.differing + issues.count - result.listed
+                let listed = tallies.reduce(0) { $0 + $1.listed }
+                differing += tallies.reduce(0) { $0 + $1.differing } + issues.count - listed
             } else {
                 unreadable = "the index is missing"
             }

@@ -51,7 +51,7 @@ struct Issues: AsyncParsableCommand {
         // `covers` makes its covers on one thread, where a second arena only fragments: 1,000 mixed covers
         // peaked at 73.5 MiB with two, 67.9 MiB with one (same binary and library). glibc fixes the count the
         // first time a thread needs an arena, so it is chosen from the subcommand's name, before parsing.
-        let oneThreaded: Set = ["covers", "contact-sheet"]
+        let oneThreaded: Set = [Covers._commandName, ContactSheetCommand._commandName]
         if getenv("MALLOC_ARENA_MAX") == nil {
             POSIX.limitMallocArenas(oneThreaded.contains(CommandLine.arguments.dropFirst().first ?? "") ? 1 : 2)
         }
