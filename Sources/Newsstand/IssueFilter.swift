@@ -46,7 +46,12 @@ extension Library {
 
     /// The summaries of the issues `filter` passes, newest date first: from the index alone when it can.
     public func summaries(_ filter: IssueFilter) async throws -> [IssueSummary] {
-        guard filter.needsRecords else { return try await summaries(status: filter.status) }
-        return try await issues(status: filter.status).filter(filter.matches).map(IssueSummary.init)
+        Array(try await listing(filter))
+    }
+
+    /// ``summaries(_:)`` held compactly (``IssueListing``).
+    public func listing(_ filter: IssueFilter) async throws -> IssueListing {
+        guard filter.needsRecords else { return try await listing(status: filter.status) }
+        return IssueListing(try await issues(status: filter.status).filter(filter.matches).map(IssueSummary.init))
     }
 }

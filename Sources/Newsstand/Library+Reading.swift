@@ -9,10 +9,14 @@ extension Library {
     /// cheap way to list a large library.
     /// - Parameter status: Only issues with this status, when given.
     public func summaries(status: Issue.Status? = nil) async throws -> [IssueSummary] {
+        Array(try await listing(status: status))
+    }
+
+    /// ``summaries(status:)`` held compactly: what a caller showing a million issues asks for.
+    /// - Parameter status: Only issues with this status, when given.
+    public func listing(status: Issue.Status? = nil) async throws -> IssueListing {
         let catalog = self.catalog
-        return try await runBlocking {
-            try catalog.openIndex().sortedSummaries(status: status)
-        }
+        return try await runBlocking { try catalog.listing(status: status) }
     }
 
     /// Every issue with its assets, newest date first (then by name).

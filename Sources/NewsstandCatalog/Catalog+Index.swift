@@ -43,12 +43,52 @@ extension Catalog {
         if durable { try POSIX.call("cannot flush", path: path) { fdatasync(fd) } }
         do {
             if let reader = try CatalogIndexReader(path: path) {
-                let sizes = try reader.sizes()
-                if sizes.file > 2 * sizes.live + compactionSlack { try compactIndex(reader) }
+                let head = try reader.head()
+                if head.file > 2 * head.live + compactionSlack {
+                    try compactIndex(reader)
+                } else if !appendToSummary(bytes, at: Int(info.st_size), of: reader, indexID: head.id) {
+                    // No summary of this index to extend (an index from before summaries, or one a crash left
+                    // unmatched): rewriting the index writes both.
+                    try compactIndex(reader)
+                }
             }
         } catch {
             logger?.warning(
-                "the change was saved, but compacting the catalog index failed: \(error); `issues verify --repair` rebuilds it")
+                "the change was saved, but compacting the catalog index failed: \(error); `issues verify --repair` rebuilds it"
+            )
+        }
+    }
+
+    /// Appends to the summary the lines of `bytes`, just appended to the index at `offset`, after the lines a
+    /// writer killed between the two appends left out (read back from the index). A torn last line is cut off.
+    /// - Returns: False when there is no summary of the index with `indexID` to extend.
+    private func appendToSummary(_ bytes: [UInt8], at offset: Int, of index: CatalogIndexReader, indexID: String?)
+        -> Bool
+    {
+        let path = CatalogSummary.path(besideIndex: index.path)
+        guard let indexID, let (fd, _) = POSIX.openSoleFile(path, O_RDWR) else { return false }
+        defer { _ = close(fd) }
+        guard let state = CatalogSummary.state(of: fd), state.indexID == indexID, state.covered <= offset else {
+            return false
+        }
+        var lines: [UInt8] = []
+        do {
+            if state.covered < offset {
+                try index.forEachRawLine(from: state.covered, to: offset) { line, at in
+                    // The line and its newline: derive reads whole lines.
+                    var whole = Array(line)
+                    whole.append(0x0A)
+                    whole.withUnsafeBufferPointer { CatalogSummary.derive($0, at: at, into: &lines) }
+                }
+            }
+            bytes.withUnsafeBufferPointer { CatalogSummary.derive($0, at: offset, into: &lines) }
+            guard ftruncate(fd, off_t(state.complete)) == 0 else { return false }
+            let written = lines.withUnsafeBytes { buffer in
+                POSIX.retrying { pwrite(fd, buffer.baseAddress, buffer.count, off_t(state.complete)) }
+            }
+            return written == lines.count
+        } catch {
+            return false
         }
     }
 
@@ -126,35 +166,69 @@ extension Catalog {
         return (issues, claims)
     }
 
-    /// Writes a whole index file through `fill` and moves it into place atomically. The header's
-    /// `liveBytes` is written last, into room left for it.
+    /// Writes a whole index file through `fill`, and its summary (``CatalogSummary``) beside it, and moves
+    /// both into place atomically, the index first. The header's `liveBytes` is written last, into room left for it.
     func writeIndex(to path: String, _ fill: (_ emit: ([UInt8]) throws -> Void) throws -> Void) throws {
-        let temporary = LibraryLayout.temporary(beside: path)
-        // A new file, never one a link in its place points to (a killed writer's file of this pid goes first).
-        try POSIX.unlinkIfPresent(temporary)
-        let fd = try POSIX.open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW)
-        var closed = false
-        defer {
-            if !closed {
-                _ = close(fd)
-                _ = unlink(temporary)
-            }
-        }
-        let placeholder = [UInt8](repeating: 0x20, count: 47) + [0x0A]
-        try placeholder.withUnsafeBytes { try POSIX.writeAll(fd, $0, path: temporary) }
+        let id = CatalogIndex.newID()
+        let index = try TemporaryFile(beside: path)
+        let summaryPath = CatalogSummary.path(besideIndex: path)
+        let summary = try TemporaryFile(beside: summaryPath)
+        let placeholder = [UInt8](repeating: 0x20, count: 79) + [0x0A]
+        try index.write(placeholder)
+        try summary.write(CatalogSummary.header(indexID: id, start: placeholder.count))
         var live = 0
+        var lines: [UInt8] = []
         try fill { bytes in
+            lines.removeAll(keepingCapacity: true)
+            bytes.withUnsafeBufferPointer { CatalogSummary.derive($0, at: placeholder.count + live, into: &lines) }
             live += bytes.count
-            try bytes.withUnsafeBytes { try POSIX.writeAll(fd, $0, path: temporary) }
+            try index.write(bytes)
+            try summary.write(lines)
         }
-        var header = CatalogIndex.header(liveBytes: live)
+        var header = CatalogIndex.header(liveBytes: live, id: id)
         header.removeLast()
         header += [UInt8](repeating: 0x20, count: max(0, placeholder.count - 1 - header.count)) + [0x0A]
-        _ = header.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) }
-        if durable { try POSIX.fsync(fd, path: temporary) }
-        closed = true
-        _ = close(fd)
-        try POSIX.rename(temporary, path)
+        _ = header.withUnsafeBytes { pwrite(index.fd, $0.baseAddress, $0.count, 0) }
+        if durable { try POSIX.fsync(index.fd, path: index.path) }
+        try index.move(to: path)
+        // Not flushed: a summary that a power cut shortens or damages is noticed and read past (see CatalogSummary).
+        try summary.move(to: summaryPath)
         if durable { try POSIX.fsyncDirectory((path as NSString).deletingLastPathComponent) }
+    }
+}
+
+/// A new file beside `path` (never one that a link in its place points to), deleted unless moved into place.
+private final class TemporaryFile {
+    let path: String
+    let fd: Int32
+    private var open = true
+
+    init(beside target: String) throws {
+        path = LibraryLayout.temporary(beside: target)
+        // A killed writer's file of this pid goes first.
+        try POSIX.unlinkIfPresent(path)
+        fd = try POSIX.open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW)
+    }
+
+    deinit {
+        if open {
+            _ = close(fd)
+            _ = unlink(path)
+        }
+    }
+
+    func write(_ bytes: [UInt8]) throws {
+        try bytes.withUnsafeBytes { try POSIX.writeAll(fd, $0, path: path) }
+    }
+
+    func move(to target: String) throws {
+        open = false
+        _ = close(fd)
+        do {
+            try POSIX.rename(path, target)
+        } catch {
+            _ = unlink(path)
+            throw error
+        }
     }
 }

@@ -64,7 +64,9 @@ extension Catalog {
             }
         }
         for name in Self.entries(of: layout.catalog)
-        where LibraryLayout.isTemporary(name, of: "index.jsonl") || LibraryLayout.isTemporary(name, of: "intent") {
+        where LibraryLayout.isTemporary(name, of: "index.jsonl") || LibraryLayout.isTemporary(name, of: "summary.jsonl")
+            || LibraryLayout.isTemporary(name, of: "intent")
+        {
             try POSIX.unlinkIfPresent("\(layout.catalog)/\(name)")
         }
     }

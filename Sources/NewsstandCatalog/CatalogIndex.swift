@@ -9,7 +9,7 @@ import NewsstandCore
 /// Each line puts what `list` needs first and the whole record last, so `list` reads a few fields and
 /// jumps to the next newline, and `list --json` copies the record's bytes without re-encoding them:
 /// ```
-/// {"index":2,"liveBytes":123456}                                         the header, first line only
+/// {"index":2,"liveBytes":123456,"id":"…"}                                the header, first line only
 /// {"key":"…","name":"…","date":"…","status":"…","done":1,"total":2,"bytes":9,"folder":"…","issue":{…}}
 /// (`"removing":true` and `"pinned":true` before `"issue"` when they hold; absent means false)
 /// {"key":"…","removed":true}                                             the issue was removed
@@ -65,16 +65,26 @@ package enum CatalogIndex {
         var lineLength: Int32
     }
 
-    /// The header line of a freshly written index holding `liveBytes` bytes of lines.
-    static func header(liveBytes: Int) -> [UInt8] {
+    /// The header line of a freshly written index holding `liveBytes` bytes of lines. `id` names this file (a
+    /// new one per rewrite), so that the summary derived from it can tell whether it still is (``CatalogSummary``).
+    static func header(liveBytes: Int, id: String) -> [UInt8] {
         var writer = JSONWriter()
         writer.raw("{")
         writer.key("index", first: true)
         writer.integer(version)
         writer.key("liveBytes")
         writer.integer(Int64(liveBytes))
+        writer.key("id")
+        writer.string(id)
         writer.raw("}\n")
         return writer.bytes
+    }
+
+    /// A fresh file id: 16 random hex digits.
+    static func newID() -> String {
+        let value = UInt64.random(in: 0...UInt64.max)
+        let digits = String(value, radix: 16)
+        return String(repeating: "0", count: 16 - digits.count) + digits
     }
 
     /// The line recording `issue` as it now is.
@@ -122,7 +132,8 @@ package enum CatalogIndex {
 
     /// What one line says.
     package enum Line {
-        case header(liveBytes: Int)
+        /// The first line; `id` is nil in an index written before ids (which no summary can match).
+        case header(liveBytes: Int, id: String?)
         case issue(Entry)
         case removed(key: Key)
     }
@@ -142,6 +153,7 @@ package enum CatalogIndex {
         var removing = false
         var pinned = false
         var liveBytes: Int?
+        var id: String?
         var first = true
         while let field = try reader.nextKey(first: first) {
             first = false
@@ -166,6 +178,7 @@ package enum CatalogIndex {
                 return .removed(key: key)
             case "index": _ = try reader.readCount()
             case "liveBytes": liveBytes = Int(try reader.readCount())
+            case "id": id = try reader.readString()
             case "issue":
                 // The record is the last member: its bytes run to the line's closing brace.
                 let start = reader.i
@@ -186,7 +199,7 @@ package enum CatalogIndex {
             default: try reader.skipValue()
             }
         }
-        if let liveBytes { return .header(liveBytes: liveBytes) }
+        if let liveBytes { return .header(liveBytes: liveBytes, id: id) }
         throw reader.error("a line with neither an issue nor a removal")
     }
 }

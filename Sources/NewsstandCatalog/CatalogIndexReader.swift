@@ -23,18 +23,28 @@ package final class CatalogIndexReader: Sendable {
 
     /// The index's size and the `liveBytes` of its header (0 when it has none).
     func sizes() throws -> (file: Int, live: Int) {
+        let found = try head()
+        return (found.file, found.live)
+    }
+
+    /// The index's size, and its header's `liveBytes` (0 when it has none) and id (nil when it has none).
+    func head() throws -> (file: Int, live: Int, id: String?) {
         var info = stat()
         guard fstat(fd, &info) == 0 else { throw NewsstandError.posix(errno, "cannot read", path: path) }
         var head = [UInt8](repeating: 0, count: 128)
         let n = head.withUnsafeMutableBytes { pread(fd, $0.baseAddress, 128, 0) }
-        var live = 0
         if n > 0, let newline = head[0..<n].firstIndex(of: 0x0A) {
             let line = head[0..<newline]
-            if case .header(let bytes)? = try? line.withUnsafeBufferPointer({ try CatalogIndex.parse($0, offset: 0) }) {
-                live = bytes
+            if case .header(let bytes, let id)? = try? line.withUnsafeBufferPointer({ try CatalogIndex.parse($0, offset: 0) }) {
+                return (Int(info.st_size), bytes, id)
             }
         }
-        return (Int(info.st_size), live)
+        return (Int(info.st_size), 0, nil)
+    }
+
+    /// The raw lines from `start` (a line's start) up to `end`, as ``LineFile/forEachLine(_:path:from:to:_:)``.
+    func forEachRawLine(from start: Int, to end: Int, _ body: (UnsafeBufferPointer<UInt8>, Int) throws -> Void) throws {
+        try LineFile.forEachLine(fd, path: path, from: start, to: end, body)
     }
 
     /// Calls `body` for every complete line in file order. A last line without a newline is skipped: an
@@ -87,13 +97,6 @@ package final class CatalogIndexReader: Sendable {
     /// The live entries with `status` (all when nil), newest date first, then by name.
     package func sortedEntries(status: Issue.Status? = nil) throws -> [CatalogIndex.Entry] {
         try sorted(status: status) { $0 }
-    }
-
-    /// ``sorted(status:_:)`` of the summaries, specialised here: called from another module, the generic one ran
-    /// unspecialised (each entry through value witnesses) and `list` at 100,000 issues took 4 % more CPU than
-    /// before the layers were split (median of 15, 318 ms against 305 ms).
-    package func sortedSummaries(status: Issue.Status? = nil) throws -> [IssueSummary] {
-        try sorted(status: status) { $0.summary }
     }
 
     /// `transform` of each live entry with `status` (all when nil), newest date first, then by name.

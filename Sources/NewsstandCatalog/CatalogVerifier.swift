@@ -73,7 +73,8 @@ package final class CatalogVerifier {
                 try fix()
                 repaired = true
             } catch {
-                report.problems.append(.init(kind: kind, path: path, detail: "\(detail) (repair failed: \(error))", repaired: false))
+                report.problems.append(
+                    .init(kind: kind, path: path, detail: "\(detail) (repair failed: \(error))", repaired: false))
                 return
             }
             CrashPoint.reached("repair-step")
@@ -109,7 +110,9 @@ package final class CatalogVerifier {
                         encoded.removeAll()
                         issue.write(to: &encoded)
                         if encoded.bytes == buffer { continue }
-                        let indexed = try? buffer.withUnsafeBufferPointer { try IssueRecord.decode($0, path: reader.path) }
+                        let indexed = try? buffer.withUnsafeBufferPointer {
+                            try IssueRecord.decode($0, path: reader.path)
+                        }
                         if indexed == issue { continue }
                         tally.differing += 1
                     }
@@ -130,6 +133,20 @@ package final class CatalogVerifier {
             note(.indexOutOfStep, layout.index, "\(differing) issue(s) in the index differ from their records") {
                 try catalog.rebuildIndex()
             }
+        } else {
+            checkSummary()
+        }
+    }
+
+    /// A summary that `list` would read must say what the index says. (One it would not read, such as one of an
+    /// earlier index, is no problem: `list` reads the index, and the next change writes a new summary.)
+    private func checkSummary() {
+        guard POSIX.exists(layout.summary),
+            let listed = try? catalog.listing(), let indexed = try? catalog.listing(summary: false),
+            !listed.elementsEqual(indexed)
+        else { return }
+        note(.indexOutOfStep, layout.summary, "the summary that `list` reads differs from the index") {
+            try catalog.rebuildIndex()
         }
     }
 
@@ -160,15 +177,20 @@ package final class CatalogVerifier {
             expected[folderKey] = key
             if claims[folderKey] != key {
                 let folder = issue.folderName
-                note(.staleFolderClaim, layout.catalog, "the folder name \(folder.debugDescription) is not claimed by its issue") {
+                note(
+                    .staleFolderClaim, layout.catalog,
+                    "the folder name \(folder.debugDescription) is not claimed by its issue"
+                ) {
                     try catalog.writeHoldingLock { $0.setClaim(folderKey, owner: key) }
                 }
             }
             let folder = layout.contentFolder(issue.folderName)
             if issue.isBeingRemoved {
                 note(.interruptedRemoval, folder, "the removal of \(issue.name.debugDescription) was cut short") {
-                    let outcome = try IssueRemoval(catalog: catalog, layout: layout, purpose: .prune, catalogLocked: true)
-                        .remove([issue], markFirst: false)
+                    let outcome = try IssueRemoval(
+                        catalog: catalog, layout: layout, purpose: .prune, catalogLocked: true
+                    )
+                    .remove([issue], markFirst: false)
                     if !outcome.spared.isEmpty {
                         throw NewsstandError(.io, "a download of \(issue.name.debugDescription) is still in flight")
                     }
@@ -190,7 +212,8 @@ package final class CatalogVerifier {
         }
         for name in ((try? FileManager.default.contentsOfDirectory(atPath: layout.root)) ?? []).sorted()
         where !name.hasPrefix(".") && !LibraryLayout.isReserved(name) && !LibraryLayout.isLibraryFile(name)
-            && !owned.contains(name) {
+            && !owned.contains(name)
+        {
             noteOrphan(layout.contentFolder(name), "no issue owns \(name.debugDescription)")
         }
     }
@@ -233,7 +256,9 @@ package final class CatalogVerifier {
     }
 
     private func checkTemporaries(digits: Int) throws {
-        let folders = [layout.root, layout.catalog, layout.records(digits: digits), layout.contentRecords, layout.pending]
+        let folders = [
+            layout.root, layout.catalog, layout.records(digits: digits), layout.contentRecords, layout.pending,
+        ]
         for folder in folders {
             for name in ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).sorted()
             where LibraryLayout.isTemporary(name) {

@@ -65,7 +65,8 @@ public struct IssueDate: Hashable, Sendable, Comparable, Codable, CustomStringCo
             ?? IssueDate(uncheckedYear: 1970, month: 1, day: 1)
     }
 
-    private init(uncheckedYear year: Int, month: Int, day: Int) {
+    /// For a date already checked, such as one a compact listing packed after parsing it.
+    package init(uncheckedYear year: Int, month: Int, day: Int) {
         self.year = year
         self.month = month
         self.day = day

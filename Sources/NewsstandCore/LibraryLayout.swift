@@ -12,6 +12,7 @@ import Foundation
 /// .catalog/issues-N/<hex>.jsonl the issue records and folder claims whose keys start with <hex> (N digits):
 ///                              the source of truth
 /// .catalog/index.jsonl         one line per change, newest wins: derived, rebuilt from the records
+/// .catalog/summary.jsonl       the index's lines without their records, for `list`: derived from the index
 /// .catalog/pending/<asset id>  a hard link to .catalog/pending/.issue-<key>, a file holding the issue's key
 ///                              (or, as earlier versions made it, a symlink to the key): the saved download list
 /// .catalog/intent              only while a change is being written: the keys it touches (between changes
@@ -46,6 +47,7 @@ package struct LibraryLayout: Sendable, Hashable {
     package var catalogUpgrade: String { root + "/.catalog-upgrade" }
     package func records(digits: Int) -> String { "\(catalog)/issues-\(digits)" }
     package var index: String { catalog + "/index.jsonl" }
+    package var summary: String { catalog + "/summary.jsonl" }
     package var pending: String { catalog + "/pending" }
     package var intent: String { catalog + "/intent" }
     /// The intent's file between changes, renamed into place and back (see ``Catalog/writeIntent(_:)``).

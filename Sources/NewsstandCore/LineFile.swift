@@ -7,19 +7,27 @@
 package enum LineFile {
     /// Calls `body` with every complete line (without its newline) and the file offset where it starts, in
     /// file order. A last line without a newline is skipped: an append still under way, or one a power cut tore.
+    /// - Parameters:
+    ///   - start: Where to begin: the file's start or the start of a line.
+    ///   - end: Where to stop reading (the file's end when nil): a snapshot of a file that writers append to.
     /// - Returns: Whether the file ended in such a torn line.
     @discardableResult
     package static func forEachLine(
-        _ fd: Int32, path: String, _ body: (UnsafeBufferPointer<UInt8>, Int) throws -> Void
+        _ fd: Int32, path: String, from start: Int = 0, to end: Int? = nil,
+        _ body: (UnsafeBufferPointer<UInt8>, Int) throws -> Void
     ) throws -> Bool {
         var buffer = [UInt8](repeating: 0, count: 1 << 22)
         var filled = 0
-        var fileOffset = 0  // of buffer[0]
+        var fileOffset = start  // of buffer[0]
         while true {
             if filled == buffer.count { buffer.append(contentsOf: repeatElement(0, count: buffer.count)) }
-            let n = buffer.withUnsafeMutableBytes { raw in
-                POSIX.retrying { pread(fd, raw.baseAddress.map { $0 + filled }, raw.count - filled, off_t(fileOffset + filled)) }
-            }
+            let room = min(buffer.count - filled, end.map { max(0, $0 - fileOffset - filled) } ?? Int.max)
+            let n =
+                room == 0
+                ? 0
+                : buffer.withUnsafeMutableBytes { raw in
+                    POSIX.retrying { pread(fd, raw.baseAddress.map { $0 + filled }, room, off_t(fileOffset + filled)) }
+                }
             if n < 0 { throw NewsstandError.posix(errno, "cannot read", path: path) }
             if n == 0 { return filled > 0 }
             filled += n
@@ -39,7 +47,9 @@ package enum LineFile {
     }
 
     private static func newline(in buffer: UnsafeBufferPointer<UInt8>, from: Int, to: Int) -> Int? {
-        guard from < to, let base = buffer.baseAddress, let found = memchr(base + from, 0x0A, to - from) else { return nil }
+        guard from < to, let base = buffer.baseAddress, let found = memchr(base + from, 0x0A, to - from) else {
+            return nil
+        }
         return base.distance(to: found.assumingMemoryBound(to: UInt8.self))
     }
 }

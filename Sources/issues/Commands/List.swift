@@ -28,12 +28,12 @@ struct List: AsyncParsableCommand {
             try await library.writeJSONList(filter, to: FileHandle.standardOutput)
             return
         }
-        let summaries = try await library.summaries(filter)
-        guard !summaries.isEmpty else {
+        let listing = try await library.listing(filter)
+        guard !listing.isEmpty else {
             Terminal.error(emptyMessage(root: library.rootURL.path))
             return
         }
-        IssueTable.write(summaries, root: library.rootURL.path)
+        IssueTable.write(listing, root: library.rootURL.path)
     }
 
     /// "no issues …" naming each filter given, so an empty answer says what was asked.

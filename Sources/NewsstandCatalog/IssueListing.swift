@@ -1,0 +1,514 @@
+import NewsstandCore
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The summaries of a library's issues, newest date first, then by name (in the bytes of its UTF-8, which is
+/// Unicode scalar order): what `list` shows, read from the catalog's summary (``CatalogSummary``).
+///
+/// Held compactly for the largest libraries: one fixed row of 48 bytes per issue and the names' bytes in one
+/// buffer, no string per issue until one is asked for. At 1,000,000 issues an array of ``IssueSummary``
+/// with its strings took 345 MiB; the rows and names take about 80 MiB.
+public struct IssueListing: RandomAccessCollection, Sendable {
+    /// What a row holds besides its strings.
+    public struct Row: Sendable, Hashable {
+        public var date: IssueDate
+        public var status: Issue.Status
+        public var assetsDone: Int
+        public var assetsTotal: Int
+        public var bytes: Int64
+        public var isPinned: Bool
+        public var isBeingRemoved: Bool
+    }
+
+    fileprivate var names: [UInt8]
+    fileprivate var rows: [PackedRow]
+    fileprivate var order: [Int32]
+
+    fileprivate init(names: [UInt8], rows: [PackedRow], order: [Int32]) {
+        self.names = names
+        self.rows = rows
+        self.order = order
+    }
+
+    /// A listing of `summaries` in the order given (for issues chosen by what only their records say).
+    public init(_ summaries: [IssueSummary]) {
+        var builder = IssueListingBuilder(lines: summaries.count)
+        for summary in summaries { builder.append(summary) }
+        self = builder.listing(status: nil, sorted: false)
+    }
+
+    public var startIndex: Int { 0 }
+    public var endIndex: Int { order.count }
+
+    public subscript(position: Int) -> IssueSummary {
+        let row = self.row(at: position)
+        let packed = rows[Int(order[position])]
+        let name = withUTF8Name(at: position) { String(decoding: $0, as: UTF8.self) }
+        let folder =
+            packed.folderIsName ? name : withUTF8FolderName(at: position) { String(decoding: $0, as: UTF8.self) }
+        return IssueSummary(
+            name: name, date: row.date, status: row.status, assetsDone: row.assetsDone, assetsTotal: row.assetsTotal,
+            bytes: row.bytes, folderName: folder, isBeingRemoved: row.isBeingRemoved, isPinned: row.isPinned)
+    }
+
+    /// Calls `body` with each row in order, with the UTF-8 of its name and of its content folder's name: the
+    /// way to write many rows (one call, no string made per row).
+    public func forEachRow(
+        _ body: (_ row: Row, _ name: UnsafeBufferPointer<UInt8>, _ folder: UnsafeBufferPointer<UInt8>) throws -> Void
+    ) rethrows {
+        try rows.withUnsafeBufferPointer { rows in
+            try names.withUnsafeBufferPointer { names in
+                for index in order {
+                    let packed = rows[Int(index)]
+                    let nameStart = Int(packed.nameStart)
+                    let name = UnsafeBufferPointer(rebasing: names[nameStart..<(nameStart + Int(packed.nameCount))])
+                    let folderStart = packed.folderIsName ? nameStart : nameStart + Int(packed.nameCount)
+                    let folderCount = packed.folderIsName ? Int(packed.nameCount) : Int(packed.folderCount)
+                    try body(
+                        packed.row, name,
+                        UnsafeBufferPointer(rebasing: names[folderStart..<(folderStart + folderCount)]))
+                }
+            }
+        }
+    }
+
+    /// The row at `position` without its strings.
+    public func row(at position: Int) -> Row { rows[Int(order[position])].row }
+
+    /// Calls `body` with the UTF-8 of the name at `position` (no string made: `list` writes a million of them).
+    public func withUTF8Name<R>(at position: Int, _ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R {
+        let packed = rows[Int(order[position])]
+        return try names.withUnsafeBufferPointer {
+            try body(
+                UnsafeBufferPointer(
+                    rebasing: $0[Int(packed.nameStart)..<(Int(packed.nameStart) + Int(packed.nameCount))]))
+        }
+    }
+
+    /// Calls `body` with the UTF-8 of the content folder's name at `position`.
+    public func withUTF8FolderName<R>(at position: Int, _ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R
+    {
+        let packed = rows[Int(order[position])]
+        let start = Int(packed.nameStart) + (packed.folderIsName ? 0 : Int(packed.nameCount))
+        let count = packed.folderIsName ? Int(packed.nameCount) : Int(packed.folderCount)
+        return try names.withUnsafeBufferPointer {
+            try body(UnsafeBufferPointer(rebasing: $0[start..<(start + count)]))
+        }
+    }
+}
+
+/// One issue's row: its key (to find it again when a later line changes it), where its name and folder are
+/// in the names' buffer, and the fields `list` shows.
+private struct PackedRow: Sendable {
+    var keyHigh: UInt64
+    var keyLow: UInt64
+    var bytes: Int64
+    var nameStart: UInt32
+    var nameCount: UInt32
+    var assetsDone: UInt32
+    var assetsTotal: UInt32
+    /// year × 10,000 + month × 100 + day: sorts as the date does.
+    var day: Int32
+    var folderCount: UInt16
+    var status: Issue.Status
+    var flags: UInt8
+
+    static let pinned: UInt8 = 1
+    static let removing: UInt8 = 2
+    static let removed: UInt8 = 4
+    static let folderIsName: UInt8 = 8
+
+    var folderIsName: Bool { flags & Self.folderIsName != 0 }
+    var row: IssueListing.Row {
+        IssueListing.Row(
+            date: date, status: status, assetsDone: Int(assetsDone), assetsTotal: Int(assetsTotal), bytes: bytes,
+            isPinned: flags & Self.pinned != 0, isBeingRemoved: flags & Self.removing != 0)
+    }
+    var date: IssueDate {
+        let value = Int(day)
+        // Packed from a date checked when parsed.
+        return IssueDate(uncheckedYear: value / 10_000, month: value / 100 % 100, day: value % 100)
+    }
+}
+
+/// Builds a listing from summary lines and index lines (the same members before the record), newest line
+/// for a key winning. Lines are parsed by position, in the order the catalog writes their members; an index
+/// line in another order goes through the general parser.
+package struct IssueListingBuilder {
+    private var names: [UInt8] = []
+    private var rows: [PackedRow] = []
+    /// Open addressing from a key to its row: row + 1 in the low 32 bits (0: empty), 32 more bits of the key in
+    /// the high ones, so that a probe past another key's slot does not read that key's row.
+    private var slots: [UInt64]
+    private var live = 0
+
+    /// Sized for about `lines` lines: what is not touched costs address space, not memory.
+    package init(lines: Int) {
+        names.reserveCapacity(lines * 40)
+        rows.reserveCapacity(lines)
+        var capacity = 1024
+        while capacity < lines * 2 { capacity <<= 1 }
+        slots = [UInt64](repeating: 0, count: capacity)
+    }
+
+    /// The line is not one this reader parses by position.
+    package struct Unexpected: Error {}
+
+    /// Adds one summary line of an issue or a removal (its `"end":N}` read by the caller).
+    package mutating func addSummaryLine(_ line: UnsafeBufferPointer<UInt8>) throws {
+        var cursor = Cursor(line)
+        try add(&cursor)
+        if cursor.skip(#","at":"#) { _ = try cursor.integer() }
+        try cursor.expect(#","end":"#)
+        _ = try cursor.integer()
+        try cursor.expect("}")
+        guard cursor.atEnd else { throw Unexpected() }
+    }
+
+    /// Adds one index line (its header is skipped).
+    package mutating func addIndexLine(_ line: UnsafeBufferPointer<UInt8>, offset: Int) throws {
+        var cursor = Cursor(line)
+        if cursor.skip(#"{"index""#) { return }
+        do {
+            try add(&cursor)
+            try cursor.expectEnd(#","issue":"#, orRemoval: true)
+        } catch is Unexpected {
+            switch try CatalogIndex.parse(line, offset: offset) {
+            case .header: return
+            case .removed(let key): remove(high: key.high, low: key.low)
+            case .issue(let entry):
+                guard let row = packed(entry.summary, high: entry.key.high, low: entry.key.low) else {
+                    throw Unexpected()
+                }
+                put(row)
+            }
+        }
+    }
+
+    /// Appends a summary as a row of its own (no key: ``IssueListing/init(_:)``).
+    fileprivate mutating func append(_ summary: IssueSummary) {
+        guard let row = packed(summary, high: 0, low: 0) else { return }
+        rows.append(row)
+        live += 1
+    }
+
+    private mutating func packed(_ summary: IssueSummary, high: UInt64, low: UInt64) -> PackedRow? {
+        var row = PackedRow(
+            keyHigh: high, keyLow: low, bytes: summary.bytes, nameStart: 0, nameCount: 0,
+            assetsDone: UInt32(clamping: summary.assetsDone), assetsTotal: UInt32(clamping: summary.assetsTotal),
+            day: Int32(summary.date.year * 10_000 + summary.date.month * 100 + summary.date.day), folderCount: 0,
+            status: summary.status,
+            flags: (summary.isPinned ? PackedRow.pinned : 0) | (summary.isBeingRemoved ? PackedRow.removing : 0))
+        guard
+            (try? appendNames(name: Array(summary.name.utf8), folder: Array(summary.folderName.utf8), to: &row)) != nil
+        else { return nil }
+        return row
+    }
+
+    /// The listing of the live issues with `status` (all when nil), sorted unless `sorted` is false.
+    package func listing(status: Issue.Status?, sorted: Bool = true) -> IssueListing {
+        var order: [Int32] = []
+        order.reserveCapacity(status == nil ? live : live / 2)
+        rows.withUnsafeBufferPointer { rows in
+            for index in rows.indices where rows[index].flags & PackedRow.removed == 0 {
+                if let status, rows[index].status != status { continue }
+                order.append(Int32(index))
+            }
+        }
+        guard sorted else { return IssueListing(names: names, rows: rows, order: order) }
+        // Sorted as keys of 16 bytes (the day, the name's first 8 bytes, the row), read in order, instead of
+        // rows of 48 bytes reached at random: the names are compared whole only when their first 8 bytes tie.
+        var keys = [SortKey]()
+        keys.reserveCapacity(order.count)
+        rows.withUnsafeBufferPointer { rows in
+            names.withUnsafeBufferPointer { names in
+                for index in order {
+                    let row = rows[Int(index)]
+                    var prefix: UInt64 = 0
+                    let start = Int(row.nameStart)
+                    for offset in 0..<8 {
+                        prefix <<= 8
+                        if offset < Int(row.nameCount) { prefix |= UInt64(names[start + offset]) }
+                    }
+                    keys.append(SortKey(prefix: prefix, day: row.day, row: index))
+                }
+                guard let base = names.baseAddress else { return }
+                keys.sort { a, b in
+                    if a.day != b.day { return a.day > b.day }
+                    if a.prefix != b.prefix { return a.prefix < b.prefix }
+                    let left = rows[Int(a.row)]
+                    let right = rows[Int(b.row)]
+                    let common = Int(min(left.nameCount, right.nameCount))
+                    let compared = memcmp(base + Int(left.nameStart), base + Int(right.nameStart), common)
+                    return compared != 0 ? compared < 0 : left.nameCount < right.nameCount
+                }
+            }
+        }
+        for (position, key) in keys.enumerated() { order[position] = key.row }
+        return IssueListing(names: names, rows: rows, order: order)
+    }
+
+    // MARK: - Parsing by position
+
+    /// Reads the members every issue line starts with, up to the record or the summary's own members.
+    private mutating func add(_ cursor: inout Cursor) throws {
+        try cursor.expect(#"{"key":""#)
+        let (high, low) = try cursor.key()
+        try cursor.expect("\"")
+        if cursor.skip(#","removed":true"#) {
+            remove(high: high, low: low)
+            return
+        }
+        try cursor.expect(#","name":"#)
+        var row = PackedRow(
+            keyHigh: high, keyLow: low, bytes: 0, nameStart: 0, nameCount: 0, assetsDone: 0, assetsTotal: 0, day: 0,
+            folderCount: 0, status: .none, flags: 0)
+        let nameStart = names.count
+        try cursor.string(into: &names)
+        let nameCount = names.count - nameStart
+        try cursor.expect(#","date":""#)
+        row.day = try cursor.date()
+        try cursor.expect(#"","status":""#)
+        row.status = try cursor.status()
+        try cursor.expect(#"","done":"#)
+        row.assetsDone = UInt32(clamping: try cursor.integer())
+        try cursor.expect(#","total":"#)
+        row.assetsTotal = UInt32(clamping: try cursor.integer())
+        try cursor.expect(#","bytes":"#)
+        row.bytes = try cursor.integer()
+        try cursor.expect(#","folder":"#)
+        let folderStart = names.count
+        try cursor.string(into: &names)
+        let folderCount = names.count - folderStart
+        if cursor.skip(#","removing":true"#) { row.flags |= PackedRow.removing }
+        if cursor.skip(#","pinned":true"#) { row.flags |= PackedRow.pinned }
+        guard nameStart <= Int(UInt32.max) - nameCount - folderCount, folderCount <= Int(UInt16.max) else {
+            throw Unexpected()
+        }
+        row.nameStart = UInt32(nameStart)
+        row.nameCount = UInt32(nameCount)
+        let same =
+            folderCount == nameCount
+            && names.withUnsafeBufferPointer {
+                guard let base = $0.baseAddress else { return true }  // both empty
+                return memcmp(base + nameStart, base + folderStart, nameCount) == 0
+            }
+        if same {
+            row.flags |= PackedRow.folderIsName
+            names.removeLast(folderCount)
+        } else {
+            row.folderCount = UInt16(folderCount)
+        }
+        put(row)
+    }
+
+    private mutating func appendNames(name: [UInt8], folder: [UInt8], to row: inout PackedRow) throws {
+        guard names.count <= Int(UInt32.max) - name.count - folder.count, folder.count <= Int(UInt16.max) else {
+            throw Unexpected()
+        }
+        row.nameStart = UInt32(names.count)
+        row.nameCount = UInt32(name.count)
+        names += name
+        if folder == name {
+            row.flags |= PackedRow.folderIsName
+        } else {
+            names += folder
+            row.folderCount = UInt16(folder.count)
+        }
+    }
+
+    // MARK: - Keys
+
+    private mutating func put(_ row: PackedRow) {
+        let slot = find(high: row.keyHigh, low: row.keyLow)
+        if slots[slot] != 0 {
+            let index = Int(slots[slot] & 0xFFFF_FFFF) - 1
+            if rows[index].flags & PackedRow.removed != 0 { live += 1 }
+            rows[index] = row  // the superseded row's names stay in the buffer, unused
+            return
+        }
+        slots[slot] = Self.fingerprint(row.keyHigh) | UInt64(rows.count + 1)
+        rows.append(row)
+        live += 1
+        if rows.count * 2 > slots.count { grow() }
+    }
+
+    private mutating func remove(high: UInt64, low: UInt64) {
+        let slot = find(high: high, low: low)
+        guard slots[slot] != 0 else { return }
+        let index = Int(slots[slot] & 0xFFFF_FFFF) - 1
+        if rows[index].flags & PackedRow.removed == 0 {
+            rows[index].flags |= PackedRow.removed
+            live -= 1
+        }
+    }
+
+    private static func fingerprint(_ high: UInt64) -> UInt64 { high & 0xFFFF_FFFF_0000_0000 }
+
+    /// Keys are hashes already: their low bits spread over the table.
+    private static func home(_ low: UInt64, mask: Int) -> Int { Int(truncatingIfNeeded: low) & mask }
+
+    /// The slot holding the key, or the empty slot where it would go.
+    private func find(high: UInt64, low: UInt64) -> Int {
+        let mask = slots.count - 1
+        var slot = Self.home(low, mask: mask)
+        let fingerprint = Self.fingerprint(high)
+        return slots.withUnsafeBufferPointer { slots in
+            rows.withUnsafeBufferPointer { rows in
+                while slots[slot] != 0 {
+                    if slots[slot] & 0xFFFF_FFFF_0000_0000 == fingerprint {
+                        let row = rows[Int(slots[slot] & 0xFFFF_FFFF) - 1]
+                        if row.keyHigh == high, row.keyLow == low { return slot }
+                    }
+                    slot = (slot + 1) & mask
+                }
+                return slot
+            }
+        }
+    }
+
+    private mutating func grow() {
+        slots = [UInt64](repeating: 0, count: slots.count * 2)
+        let mask = slots.count - 1
+        for index in rows.indices {
+            var slot = Self.home(rows[index].keyLow, mask: mask)
+            while slots[slot] != 0 { slot = (slot + 1) & mask }
+            slots[slot] = Self.fingerprint(rows[index].keyHigh) | UInt64(index + 1)
+        }
+    }
+}
+
+private struct SortKey {
+    var prefix: UInt64
+    var day: Int32
+    var row: Int32
+}
+
+/// A position in one line, reading the catalog's own members in their order.
+private struct Cursor {
+    let line: UnsafeBufferPointer<UInt8>
+    var at = 0
+
+    init(_ line: UnsafeBufferPointer<UInt8>) { self.line = line }
+
+    /// A lowercase hex digit's value, or 0x10 for any other byte.
+    private static let hex: [UInt8] = (0...255).map { byte in
+        switch UInt8(byte) {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): UInt8(byte) - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): UInt8(byte) - UInt8(ascii: "a") + 10
+        default: 0x10
+        }
+    }
+
+    var atEnd: Bool { at == line.count }
+
+    /// Steps over `text` when the line continues with it.
+    mutating func skip(_ text: StaticString) -> Bool {
+        let count = text.utf8CodeUnitCount
+        guard line.count - at >= count, let base = line.baseAddress, memcmp(base + at, text.utf8Start, count) == 0
+        else {
+            return false
+        }
+        at += count
+        return true
+    }
+
+    mutating func expect(_ text: StaticString) throws {
+        guard skip(text) else { throw IssueListingBuilder.Unexpected() }
+    }
+
+    /// An index line's end: the record member (what follows is the record), or a removal's closing brace.
+    mutating func expectEnd(_ record: StaticString, orRemoval: Bool) throws {
+        if skip(record) { return }
+        guard orRemoval, at == line.count - 1, line[at] == UInt8(ascii: "}") else {
+            throw IssueListingBuilder.Unexpected()
+        }
+    }
+
+    /// 32 lowercase hex digits.
+    mutating func key() throws -> (UInt64, UInt64) {
+        guard line.count - at >= 32 else { throw IssueListingBuilder.Unexpected() }
+        var halves: (UInt64, UInt64) = (0, 0)
+        var invalid: UInt8 = 0
+        Self.hex.withUnsafeBufferPointer { hex in
+            for index in 0..<16 {
+                let digit = hex[Int(line[at + index])]
+                invalid |= digit
+                halves.0 = halves.0 << 4 | UInt64(digit & 0xF)
+            }
+            for index in 16..<32 {
+                let digit = hex[Int(line[at + index])]
+                invalid |= digit
+                halves.1 = halves.1 << 4 | UInt64(digit & 0xF)
+            }
+        }
+        guard invalid & 0x10 == 0 else { throw IssueListingBuilder.Unexpected() }
+        at += 32
+        return halves
+    }
+
+    /// A JSON string's UTF-8, appended to `out`: copied when it has no escape, else decoded.
+    mutating func string(into out: inout [UInt8]) throws {
+        guard at < line.count, line[at] == UInt8(ascii: "\"") else { throw IssueListingBuilder.Unexpected() }
+        var end = at + 1
+        while end < line.count, line[end] != UInt8(ascii: "\""), line[end] != UInt8(ascii: "\\") { end += 1 }
+        guard end < line.count else { throw IssueListingBuilder.Unexpected() }
+        if line[end] == UInt8(ascii: "\"") {
+            out.append(contentsOf: UnsafeBufferPointer(rebasing: line[(at + 1)..<end]))
+            at = end + 1
+            return
+        }
+        var reader = JSONReader(bytes: line, offset: at)
+        guard let text = try? reader.string() else { throw IssueListingBuilder.Unexpected() }
+        out.append(contentsOf: text.utf8)
+        at = reader.i
+    }
+
+    /// `YYYY-MM-DD` as year × 10,000 + month × 100 + day, checked as a date.
+    mutating func date() throws -> Int32 {
+        guard line.count - at >= 10, line[at + 4] == UInt8(ascii: "-"), line[at + 7] == UInt8(ascii: "-") else {
+            throw IssueListingBuilder.Unexpected()
+        }
+        func number(_ range: Range<Int>) throws -> Int {
+            var value = 0
+            for index in range {
+                let byte = line[at + index]
+                guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else {
+                    throw IssueListingBuilder.Unexpected()
+                }
+                value = value * 10 + Int(byte - UInt8(ascii: "0"))
+            }
+            return value
+        }
+        let year = try number(0..<4)
+        let month = try number(5..<7)
+        let day = try number(8..<10)
+        guard IssueDate(year: year, month: month, day: day) != nil else { throw IssueListingBuilder.Unexpected() }
+        at += 10
+        return Int32(year * 10_000 + month * 100 + day)
+    }
+
+    mutating func status() throws -> Issue.Status {
+        var end = at
+        while end < line.count, line[end] != UInt8(ascii: "\"") { end += 1 }
+        let word = String(decoding: UnsafeBufferPointer(rebasing: line[at..<end]), as: UTF8.self)
+        guard let status = Issue.Status(rawValue: word) else { throw IssueListingBuilder.Unexpected() }
+        at = end
+        return status
+    }
+
+    /// A non-negative decimal integer.
+    mutating func integer() throws -> Int64 {
+        let start = at
+        var value: Int64 = 0
+        while at < line.count, line[at] >= UInt8(ascii: "0"), line[at] <= UInt8(ascii: "9") {
+            guard at - start < 18 else { throw IssueListingBuilder.Unexpected() }
+            value = value * 10 + Int64(line[at] - UInt8(ascii: "0"))
+            at += 1
+        }
+        guard at > start else { throw IssueListingBuilder.Unexpected() }
+        return value
+    }
+}
