@@ -17,14 +17,14 @@ extension Library {
     /// Every subscription, by name.
     /// - Parameter countingIssues: Also count the issues each still holds in the library
     ///   (``Subscription/issuesHeld``; pruned and removed ones no longer count). This reads the catalog's
-    ///   index once, so it costs as much as `list`.
+    ///   summary once, so it costs as much as `list`.
     public func subscriptions(countingIssues: Bool = false) async throws -> [Subscription] {
         let layout = self.layout
         let catalog = self.catalog
         return try await runBlocking {
             var subscriptions = try SubscriptionStore(layout: layout).all()
             guard countingIssues, !subscriptions.isEmpty else { return subscriptions }
-            let live = Set(try catalog.openIndex().liveEntries().filter { !$0.summary.isBeingRemoved }.map(\.summary.name))
+            let live = Set(try catalog.listing().lazy.filter { !$0.isBeingRemoved }.map(\.name))
             for index in subscriptions.indices {
                 // Distinct names: a store from before repeated ids were told apart may point two items at one issue.
                 subscriptions[index].issuesHeld = Set(subscriptions[index].issueNames).filter(live.contains).count

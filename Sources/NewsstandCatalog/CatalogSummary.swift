@@ -109,16 +109,21 @@ package enum CatalogSummary {
             ),
             object["summary"] == .integer(version), case .string(let id)? = object["index"]
         else { return nil }
-        let tailLength = min(size, 1 << 16)
-        var tail = [UInt8](repeating: 0, count: tailLength)
-        guard
-            tail.withUnsafeMutableBytes({ POSIX.readFully(fd, into: $0, at: Int64(size - tailLength)) }) == tailLength,
-            let last = tail.lastIndex(of: 0x0A)
-        else { return nil }
-        let lineStart = (tail[..<last].lastIndex(of: 0x0A).map { $0 + 1 }) ?? 0
-        let covered = tail.withUnsafeBufferPointer { end(of: UnsafeBufferPointer(rebasing: $0[lineStart..<last])) }
-        guard let covered else { return nil }
-        return (id, size - tailLength + last + 1, covered)
+        // The last line's end is in the last few kilobytes (a line is about 250 bytes); a torn tail may hide it.
+        for length in [4096, 1 << 16] {
+            let tailLength = min(size, length)
+            var tail = [UInt8](repeating: 0, count: tailLength)
+            guard
+                tail.withUnsafeMutableBytes({ POSIX.readFully(fd, into: $0, at: Int64(size - tailLength)) }) == tailLength
+            else { return nil }
+            guard let last = tail.lastIndex(of: 0x0A) else { continue }
+            // The last complete line (only its last member is read: a line cut at the tail's start still ends so).
+            let lineStart = (tail[..<last].lastIndex(of: 0x0A).map { $0 + 1 }) ?? 0
+            let covered = tail.withUnsafeBufferPointer { end(of: UnsafeBufferPointer(rebasing: $0[lineStart..<last])) }
+            guard let covered else { return nil }
+            return (id, size - tailLength + last + 1, covered)
+        }
+        return nil
     }
 
     /// The value of a summary line's last member, `"end":N}`, or nil when it does not end so.
