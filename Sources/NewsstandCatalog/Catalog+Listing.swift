@@ -18,22 +18,24 @@ extension Catalog {
             defer { _ = close(fd) }
             // About 150 bytes a summary line: sized once instead of grown.
             var builder = IssueListingBuilder(lines: Int(info.st_size) / 150 + 1024)
-            if let covered = try? readSummary(fd, indexID: id, upTo: head.file, into: &builder) {
-                try readIndexLines(index, from: covered, to: head.file, into: &builder)
+            if let covered = try? readSummary(fd, indexID: id, upTo: head.file, unique: head.rewritten, into: &builder)
+            {
+                try readIndexLines(index, from: covered, to: head.file, unique: head.rewritten, into: &builder)
                 return builder.listing(status: status)
             }
         }
         // About 800 bytes an index line with two assets.
         var builder = IssueListingBuilder(lines: head.file / 800 + 1024)
-        try readIndexLines(index, from: 0, to: head.file, into: &builder)
+        try readIndexLines(index, from: 0, to: head.file, unique: head.rewritten, into: &builder)
         return builder.listing(status: status)
     }
 
     /// Adds the summary's lines that mirror index lines ending by `end`, and returns where in the index the
     /// last of them ends. Throws when the summary is not of the index with `indexID` or a line is not as written.
-    private func readSummary(_ fd: Int32, indexID: String, upTo end: Int, into builder: inout IssueListingBuilder)
-        throws -> Int
-    {
+    /// - Parameter unique: The end of the index's lines that its last rewrite wrote (one line per issue).
+    private func readSummary(
+        _ fd: Int32, indexID: String, upTo end: Int, unique: Int, into builder: inout IssueListingBuilder
+    ) throws -> Int {
         var covered: Int?
         var past = false
         try LineFile.forEachLine(fd, path: layout.summary) { line, offset in
@@ -54,7 +56,7 @@ extension Catalog {
                 past = true
                 return
             }
-            try builder.addSummaryLine(line)
+            try builder.addSummaryLine(line, unique: lineEnd <= unique)
             covered = lineEnd
         }
         guard let covered else { throw IssueListingBuilder.Unexpected() }
@@ -62,11 +64,11 @@ extension Catalog {
     }
 
     private func readIndexLines(
-        _ index: CatalogIndexReader, from start: Int, to end: Int, into builder: inout IssueListingBuilder
+        _ index: CatalogIndexReader, from start: Int, to end: Int, unique: Int, into builder: inout IssueListingBuilder
     ) throws {
         try index.forEachRawLine(from: start, to: end) { line, offset in
             do {
-                try builder.addIndexLine(line, offset: offset)
+                try builder.addIndexLine(line, offset: offset, unique: offset + line.count + 1 <= unique)
             } catch let error as JSONSyntaxError {
                 throw NewsstandError(
                     .manifestUnreadable,

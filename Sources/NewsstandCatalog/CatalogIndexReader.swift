@@ -28,18 +28,21 @@ package final class CatalogIndexReader: Sendable {
     }
 
     /// The index's size, and its header's `liveBytes` (0 when it has none) and id (nil when it has none).
-    func head() throws -> (file: Int, live: Int, id: String?) {
+    /// `rewritten` is where the lines that its last rewrite wrote end (one line per issue, keys not repeated).
+    func head() throws -> (file: Int, live: Int, id: String?, rewritten: Int) {
         var info = stat()
         guard fstat(fd, &info) == 0 else { throw NewsstandError.posix(errno, "cannot read", path: path) }
         var head = [UInt8](repeating: 0, count: 128)
         let n = head.withUnsafeMutableBytes { pread(fd, $0.baseAddress, 128, 0) }
         if n > 0, let newline = head[0..<n].firstIndex(of: 0x0A) {
             let line = head[0..<newline]
-            if case .header(let bytes, let id)? = try? line.withUnsafeBufferPointer({ try CatalogIndex.parse($0, offset: 0) }) {
-                return (Int(info.st_size), bytes, id)
+            if case .header(let bytes, let id)? = try? line.withUnsafeBufferPointer({
+                try CatalogIndex.parse($0, offset: 0)
+            }) {
+                return (Int(info.st_size), bytes, id, newline + 1 + bytes)
             }
         }
-        return (Int(info.st_size), 0, nil)
+        return (Int(info.st_size), 0, nil, 0)
     }
 
     /// The raw lines from `start` (a line's start) up to `end`, as ``LineFile/forEachLine(_:path:from:to:_:)``.
@@ -105,7 +108,9 @@ package final class CatalogIndexReader: Sendable {
     package func sorted<T>(status: Issue.Status? = nil, _ transform: (CatalogIndex.Entry) -> T) throws -> [T] {
         let entries = try liveEntries()
         var order = entries.indices.filter { status == nil || entries[$0].summary.status == status }
-        let days = entries.map { Int32($0.summary.date.year * 10_000 + $0.summary.date.month * 100 + $0.summary.date.day) }
+        let days = entries.map {
+            Int32($0.summary.date.year * 10_000 + $0.summary.date.month * 100 + $0.summary.date.day)
+        }
         order.sort { a, b in
             days[a] != days[b] ? days[a] > days[b] : entries[a].summary.name < entries[b].summary.name
         }

@@ -71,7 +71,9 @@ public struct IssueListing: RandomAccessCollection, Sendable {
                     let name = UnsafeBufferPointer(rebasing: names[nameStart..<(nameStart + Int(packed.nameCount))])
                     let folderStart = packed.folderIsName ? nameStart : nameStart + Int(packed.nameCount)
                     let folderCount = packed.folderIsName ? Int(packed.nameCount) : Int(packed.folderCount)
-                    try body(packed.row, name, UnsafeBufferPointer(rebasing: names[folderStart..<(folderStart + folderCount)]))
+                    try body(
+                        packed.row, name,
+                        UnsafeBufferPointer(rebasing: names[folderStart..<(folderStart + folderCount)]))
                 }
                 guard sorted else {
                     for packed in rows where packed.flags & PackedRow.removed == 0 {
@@ -150,9 +152,13 @@ package struct IssueListingBuilder {
     /// Each row's key, to find the row again when a later line changes it (apart from the rows, and dropped
     /// before the sort: at 1,000,000 issues, 16 MiB).
     private var keys: [RowKey] = []
-    /// Open addressing from a key to its row: row + 1 in the low 32 bits (0: empty), 32 more bits of the key in
-    /// the high ones, so that a probe past another key's slot does not read that key.
-    private var slots: [UInt64]
+    /// The first row added by a line that may repeat a key: rows before it came from the part of the file that
+    /// its last rewrite wrote, one line per issue, and are never looked up while lines are added.
+    private var tailStart: Int?
+    /// Open addressing from a key to its row, for the rows from `tailStart` on: row + 1 in the low 32 bits
+    /// (0: empty), 32 more bits of the key in the high ones, so that a probe past another key's slot does not
+    /// read that key.
+    private var slots = [UInt64](repeating: 0, count: 1024)
     private var live = 0
 
     /// Sized for about `lines` lines: what is not touched costs address space, not memory.
@@ -160,41 +166,58 @@ package struct IssueListingBuilder {
         names.reserveCapacity(lines * 40)
         rows.reserveCapacity(lines)
         keys.reserveCapacity(lines)
-        // At most three quarters full (every slot is written once, so an oversized table costs memory).
-        var capacity = 1024
-        while capacity * 3 < lines * 4 { capacity <<= 1 }
-        slots = [UInt64](repeating: 0, count: capacity)
     }
 
     /// The line is not one this reader parses by position.
     package struct Unexpected: Error {}
 
+    /// What one issue line says.
+    private enum Parsed {
+        case issue(PackedRow, RowKey)
+        case removed(RowKey)
+    }
+
     /// Adds one summary line of an issue or a removal (its `"end":N}` read by the caller).
-    package mutating func addSummaryLine(_ line: UnsafeBufferPointer<UInt8>) throws {
+    /// - Parameter unique: The line is in the part of the file its last rewrite wrote (no key twice there).
+    package mutating func addSummaryLine(_ line: UnsafeBufferPointer<UInt8>, unique: Bool) throws {
         var cursor = Cursor(line)
-        try add(&cursor)
+        let parsed = try parse(&cursor)
         if cursor.skip(#","at":"#) { _ = try cursor.integer() }
         try cursor.expect(#","end":"#)
         _ = try cursor.integer()
         try cursor.expect("}")
         guard cursor.atEnd else { throw Unexpected() }
+        add(parsed, unique: unique)
     }
 
     /// Adds one index line (its header is skipped).
-    package mutating func addIndexLine(_ line: UnsafeBufferPointer<UInt8>, offset: Int) throws {
+    /// - Parameter unique: The line is in the part of the file its last rewrite wrote (no key twice there).
+    package mutating func addIndexLine(_ line: UnsafeBufferPointer<UInt8>, offset: Int, unique: Bool) throws {
         var cursor = Cursor(line)
         if cursor.skip(#"{"index""#) { return }
-        do {
-            try add(&cursor)
-            try cursor.expectEnd(#","issue":"#, orRemoval: true)
-        } catch is Unexpected {
+        let parsed: Parsed
+        if let positional = try? parse(&cursor), (try? cursor.expectEnd(#","issue":"#, orRemoval: true)) != nil {
+            parsed = positional
+        } else {
             switch try CatalogIndex.parse(line, offset: offset) {
             case .header: return
-            case .removed(let key): remove(RowKey(high: key.high, low: key.low))
+            case .removed(let key): parsed = .removed(RowKey(high: key.high, low: key.low))
             case .issue(let entry):
                 guard let row = packed(entry.summary) else { throw Unexpected() }
-                put(row, RowKey(high: entry.key.high, low: entry.key.low))
+                parsed = .issue(row, RowKey(high: entry.key.high, low: entry.key.low))
             }
+        }
+        add(parsed, unique: unique)
+    }
+
+    private mutating func add(_ parsed: Parsed, unique: Bool) {
+        switch parsed {
+        case .issue(let row, let key) where unique && tailStart == nil:
+            rows.append(row)
+            keys.append(key)
+            live += 1
+        case .issue(let row, let key): put(row, key)
+        case .removed(let key): remove(key)
         }
     }
 
@@ -221,7 +244,8 @@ package struct IssueListingBuilder {
 
     /// The listing of the live issues with `status` (all when nil), sorted unless `sorted` is false.
     package consuming func listing(status: Issue.Status?, sorted: Bool = true) -> IssueListing {
-        // The keys are done with: freed before the sort's keys are made (at 1,000,000 issues, 32 MiB).
+        supersedeUniqueRows()
+        // The keys are done with: freed before the sort's keys are made (at 1,000,000 issues, 16 MiB).
         slots = []
         keys = []
         var order: [Int32] = []
@@ -233,26 +257,31 @@ package struct IssueListingBuilder {
             }
         }
         guard sorted else { return IssueListing(names: names, rows: rows, order: order, status: status) }
-        // Sorted as keys of 16 bytes (the day, the name's first 8 bytes, the row), read in order, instead of
-        // rows of 48 bytes reached at random: the names are compared whole only when their first 8 bytes tie.
+        // Sorted as keys of 24 bytes (the day, the name's first 16 bytes, the row), read in order, instead of rows
+        // reached at random: the names are compared whole only when their first 16 bytes tie (8 tied often: names
+        // of one day start with the same publication; at 1,000,000 issues `memcmp` was then 7 % of `list`).
         var keys = [SortKey]()
         keys.reserveCapacity(order.count)
         rows.withUnsafeBufferPointer { rows in
             names.withUnsafeBufferPointer { names in
                 for index in order {
                     let row = rows[Int(index)]
-                    var prefix: UInt64 = 0
+                    var prefix: (UInt64, UInt64) = (0, 0)
                     let start = Int(row.nameStart)
+                    let count = Int(row.nameCount)
                     for offset in 0..<8 {
-                        prefix <<= 8
-                        if offset < Int(row.nameCount) { prefix |= UInt64(names[start + offset]) }
+                        prefix.0 <<= 8
+                        prefix.1 <<= 8
+                        if offset < count { prefix.0 |= UInt64(names[start + offset]) }
+                        if offset + 8 < count { prefix.1 |= UInt64(names[start + offset + 8]) }
                     }
-                    keys.append(SortKey(prefix: prefix, day: row.day, row: index))
+                    keys.append(SortKey(prefix: prefix.0, prefix2: prefix.1, day: row.day, row: index))
                 }
                 guard let base = names.baseAddress else { return }
                 keys.sort { a, b in
                     if a.day != b.day { return a.day > b.day }
                     if a.prefix != b.prefix { return a.prefix < b.prefix }
+                    if a.prefix2 != b.prefix2 { return a.prefix2 < b.prefix2 }
                     let left = rows[Int(a.row)]
                     let right = rows[Int(b.row)]
                     let common = Int(min(left.nameCount, right.nameCount))
@@ -267,15 +296,13 @@ package struct IssueListingBuilder {
 
     // MARK: - Parsing by position
 
-    /// Reads the members every issue line starts with, up to the record or the summary's own members.
-    private mutating func add(_ cursor: inout Cursor) throws {
+    /// Reads the members every issue line starts with, up to the record or the summary's own members. The
+    /// names are appended to the names' buffer.
+    private mutating func parse(_ cursor: inout Cursor) throws -> Parsed {
         try cursor.expect(#"{"key":""#)
         let (high, low) = try cursor.key()
         try cursor.expect("\"")
-        if cursor.skip(#","removed":true"#) {
-            remove(RowKey(high: high, low: low))
-            return
-        }
+        if cursor.skip(#","removed":true"#) { return .removed(RowKey(high: high, low: low)) }
         try cursor.expect(#","name":"#)
         let key = RowKey(high: high, low: low)
         var row = PackedRow(
@@ -317,7 +344,7 @@ package struct IssueListingBuilder {
         } else {
             row.folderCount = UInt16(folderCount)
         }
-        put(row, key)
+        return .issue(row, key)
     }
 
     private mutating func appendNames(name: [UInt8], folder: [UInt8], to row: inout PackedRow) throws {
@@ -337,7 +364,9 @@ package struct IssueListingBuilder {
 
     // MARK: - Keys
 
+    /// Adds or replaces the row of `key`, looked up among the rows from `tailStart` on.
     private mutating func put(_ row: PackedRow, _ key: RowKey) {
+        if tailStart == nil { tailStart = rows.count }
         let slot = find(key)
         if slots[slot] != 0 {
             let index = Int(slots[slot] & 0xFFFF_FFFF) - 1
@@ -349,16 +378,35 @@ package struct IssueListingBuilder {
         rows.append(row)
         keys.append(key)
         live += 1
-        if rows.count * 4 > slots.count * 3 { grow() }
+        if (rows.count - (tailStart ?? 0)) * 4 > slots.count * 3 { grow() }
     }
 
+    /// Marks the row of `key` removed; a key not among the rows from `tailStart` on gets a removed row of its
+    /// own, so that ``supersedeUniqueRows()`` still finds the removal.
     private mutating func remove(_ key: RowKey) {
         let slot = find(key)
-        guard slots[slot] != 0 else { return }
-        let index = Int(slots[slot] & 0xFFFF_FFFF) - 1
+        if slots[slot] == 0 {
+            put(
+                PackedRow(
+                    bytes: 0, nameStart: 0, nameCount: 0, assetsDone: 0, assetsTotal: 0, day: 0, folderCount: 0,
+                    status: .none, flags: 0), key)
+        }
+        let index = Int(slots[find(key)] & 0xFFFF_FFFF) - 1
         if rows[index].flags & PackedRow.removed == 0 {
             rows[index].flags |= PackedRow.removed
             live -= 1
+        }
+    }
+
+    /// Marks removed each row before `tailStart` whose key a later line changed or removed: one pass in order
+    /// over their keys, each looked up among the later lines' keys (usually few).
+    private mutating func supersedeUniqueRows() {
+        guard let tailStart else { return }
+        for index in 0..<tailStart where slots[find(keys[index])] != 0 {
+            if rows[index].flags & PackedRow.removed == 0 {
+                rows[index].flags |= PackedRow.removed
+                live -= 1
+            }
         }
     }
 
@@ -369,7 +417,9 @@ package struct IssueListingBuilder {
         return slots.withUnsafeBufferPointer { slots in
             keys.withUnsafeBufferPointer { keys in
                 while slots[slot] != 0 {
-                    if slots[slot] & 0xFFFF_FFFF_0000_0000 == key.fingerprint, keys[Int(slots[slot] & 0xFFFF_FFFF) - 1] == key {
+                    if slots[slot] & 0xFFFF_FFFF_0000_0000 == key.fingerprint,
+                        keys[Int(slots[slot] & 0xFFFF_FFFF) - 1] == key
+                    {
                         return slot
                     }
                     slot = (slot + 1) & mask
@@ -382,7 +432,7 @@ package struct IssueListingBuilder {
     private mutating func grow() {
         slots = [UInt64](repeating: 0, count: slots.count * 2)
         let mask = slots.count - 1
-        for index in keys.indices {
+        for index in (tailStart ?? 0)..<keys.count {
             var slot = keys[index].home(mask: mask)
             while slots[slot] != 0 { slot = (slot + 1) & mask }
             slots[slot] = keys[index].fingerprint | UInt64(index + 1)
@@ -404,6 +454,7 @@ private struct RowKey: Equatable {
 
 private struct SortKey {
     var prefix: UInt64
+    var prefix2: UInt64
     var day: Int32
     var row: Int32
 }

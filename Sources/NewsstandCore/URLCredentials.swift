@@ -96,11 +96,14 @@ public enum URLCredentials: Sendable {
     static func mayHoldUserInfo(_ text: String) -> Bool {
         var text = text
         return text.withUTF8 { bytes in
-            guard bytes.contains(UInt8(ascii: "@")) else { return false }
-            var index = bytes.startIndex
-            while let colon = bytes[index...].firstIndex(of: UInt8(ascii: ":")) {
-                if colon + 2 < bytes.endIndex, bytes[colon + 1] == UInt8(ascii: "/"),
-                    bytes[colon + 2] == UInt8(ascii: "/")
+            // memchr: a byte loop here was 3 % of `list` at 1,000,000 issues (80 MB of table).
+            guard let base = bytes.baseAddress, memchr(base, Int32(UInt8(ascii: "@")), bytes.count) != nil else {
+                return false
+            }
+            var index = 0
+            while index < bytes.count, let found = memchr(base + index, Int32(UInt8(ascii: ":")), bytes.count - index) {
+                let colon = base.distance(to: found.assumingMemoryBound(to: UInt8.self))
+                if colon + 2 < bytes.count, bytes[colon + 1] == UInt8(ascii: "/"), bytes[colon + 2] == UInt8(ascii: "/")
                 {
                     return true
                 }

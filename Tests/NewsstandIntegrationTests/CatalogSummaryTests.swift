@@ -47,6 +47,9 @@ import Testing
         let listed = Array(try catalog.listing())
         let indexed = Array(try catalog.listing(summary: false))
         #expect(listed == indexed, comment, sourceLocation: sourceLocation)
+        // And both are what the index's own reader (another parser, a dictionary of keys) says.
+        let entries = try catalog.openIndex().sortedEntries().map(\.summary)
+        #expect(indexed == entries, comment, sourceLocation: sourceLocation)
         #expect(!listed.isEmpty, sourceLocation: sourceLocation)
         for status in [Newsstand.Issue.Status.none, .downloading, .available, .failed] {
             #expect(
