@@ -85,9 +85,11 @@ package final class CatalogVerifier {
     private func checkIndex(against issues: [String: Issue]) throws {
         var differing = 0
         var unreadable: String?
+        var indexed: [IssueSummary] = []
         do {
             if let reader = try CatalogIndexReader(path: layout.index) {
                 let entries = try reader.liveEntries()
+                indexed = entries.map(\.summary)
                 // On both cores (the reads are `pread`s of the one descriptor).
                 let tallies = try Stripes.map(count: entries.count) { indices in
                     var tally = (differing: 0, listed: 0)
@@ -134,16 +136,16 @@ package final class CatalogVerifier {
                 try catalog.rebuildIndex()
             }
         } else {
-            checkSummary()
+            checkSummary(against: indexed)
         }
     }
 
-    /// A summary that `list` would read must say what the index says. (One it would not read, such as one of an
-    /// earlier index, is no problem: `list` reads the index, and the next change writes a new summary.)
-    private func checkSummary() {
-        guard POSIX.exists(layout.summary),
-            let listed = try? catalog.listing(), let indexed = try? catalog.listing(summary: false),
-            !listed.elementsEqual(indexed)
+    /// A summary that `list` would read must say what the index says (`indexed`, as its own reader read it). One
+    /// it would not read, such as one of an earlier index, is no problem: `list` reads the index, and the next
+    /// change writes a new summary.
+    private func checkSummary(against indexed: [IssueSummary]) {
+        guard POSIX.exists(layout.summary), let listed = try? catalog.listing(),
+            listed.count != indexed.count || Set(listed) != Set(indexed)
         else { return }
         note(.indexOutOfStep, layout.summary, "the summary that `list` reads differs from the index") {
             try catalog.rebuildIndex()
