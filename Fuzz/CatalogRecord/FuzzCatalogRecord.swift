@@ -1,13 +1,13 @@
+import Foundation
 // libFuzzer target for the catalog's own formats, fed raw bytes as a damaged or hostile file would be:
-// an issue record (`IssueRecord.decode`), a line of the index (`CatalogIndex.parse`) and a bucket file
-// (`CatalogBucket`), built with the product files the Makefile lists (see `make fuzz`). Beyond "no
+// an issue record (`IssueRecord.decode`), a line of the index (`CatalogIndex.parse`), a bucket file
+// (`CatalogBucket`), and lines of the index and its summary as `list` reads them (`IssueListingBuilder`), built with the product files the Makefile lists (see `make fuzz`). Beyond "no
 // crash", what the catalog accepts it must write back so that it reads the same again, and the one-asset
 // read (`IssueRecord.decodeAsset`, what a download reads as it starts an asset) must agree with the whole
 // decode on every asset of a record the whole decode accepts.
 import FuzzSupport
 import NewsstandCatalog
 import NewsstandCore
-import Foundation
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzCatalogRecord(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
@@ -41,7 +41,43 @@ public func fuzzCatalogRecord(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CIn
             entry.summary == IssueSummary(issue),
             Array(text[entry.recordOffset..<(entry.recordOffset + Int(entry.recordLength))]) == Array(bytes.dropLast())
         else { fatalError("the index line of an accepted record does not read back") }
+        // `list` reads the same issue from the index line and from its summary line, by position.
+        var summary: [UInt8] = []
+        line.bytes.withUnsafeBufferPointer { CatalogSummary.derive($0, at: 100, into: &summary) }
+        let summaryLine = Array(summary.dropLast())
+        guard summaryLine.withUnsafeBufferPointer({ CatalogSummary.end(of: $0) }) == 100 + line.bytes.count else {
+            fatalError("a summary line does not end where its index line does")
+        }
+        for unique in [false, true] {
+            var fromIndex = IssueListingBuilder(lines: 1)
+            var fromSummary = IssueListingBuilder(lines: 1)
+            do {
+                try text.withUnsafeBufferPointer { try fromIndex.addIndexLine($0, offset: 0, unique: unique) }
+                try summaryLine.withUnsafeBufferPointer { try fromSummary.addSummaryLine($0, unique: unique) }
+            } catch {
+                fatalError("the lines of an accepted record do not list (\(error))")
+            }
+            let listed = Array(fromIndex.listing(status: nil))
+            guard listed == [IssueSummary(issue)], Array(fromSummary.listing(status: nil)) == listed else {
+                fatalError("the listing of an accepted record differs from its summary")
+            }
+        }
     }
+
+    // Any lines, as a damaged summary or index holds them: refused or listed, never a crash.
+    var builder = IssueListingBuilder(lines: 16)
+    var start = 0
+    for (index, byte) in input.enumerated() where byte == 0x0A || index == input.count - 1 {
+        let end = byte == 0x0A ? index : index + 1
+        let piece = UnsafeBufferPointer(rebasing: input[start..<end])
+        _ = try? builder.addSummaryLine(piece, unique: start == 0)
+        _ = try? builder.addIndexLine(piece, offset: start, unique: start % 3 == 0)
+        _ = CatalogSummary.end(of: piece)
+        start = index + 1
+    }
+    let listing = builder.listing(status: nil)
+    listing.forEachRow { _, _, _ in }
+    _ = Array(listing)
 
     _ = try? IssueRecord.decodeAsset("a", ofIssueNamed: "x", in: input, path: "fuzz")
     _ = try? CatalogIndex.parse(input, offset: 0)

@@ -44,7 +44,7 @@ package enum CatalogSummary {
 
     /// Appends the summary lines of `lines`, whole index lines the first of which starts at file offset
     /// `offset`. The index's header line is skipped.
-    static func derive(_ lines: UnsafeBufferPointer<UInt8>, at offset: Int, into out: inout [UInt8]) {
+    package static func derive(_ lines: UnsafeBufferPointer<UInt8>, at offset: Int, into out: inout [UInt8]) {
         guard let base = lines.baseAddress else { return }
         var start = 0
         while start < lines.count, let found = memchr(base + start, 0x0A, lines.count - start) {
@@ -127,7 +127,7 @@ package enum CatalogSummary {
     }
 
     /// The value of a summary line's last member, `"end":N}`, or nil when it does not end so.
-    static func end(of line: UnsafeBufferPointer<UInt8>) -> Int? {
+    package static func end(of line: UnsafeBufferPointer<UInt8>) -> Int? {
         guard line.last == UInt8(ascii: "}"), let colon = line.lastIndex(of: UInt8(ascii: ":")),
             line[..<colon].reversed().starts(with: #""dne""#.utf8)
         else { return nil }
