@@ -1,6 +1,6 @@
 import Foundation
-import NewsstandCore
 import NewsstandCatalog
+import NewsstandCore
 import NewsstandDownload
 
 /// `prune`: removing issues by policy, never a pinned one or one in flight, crash-safely.
@@ -38,7 +38,8 @@ extension Library {
             for removal in report.removed { removedByName[removal.name] = removal }
             for start in stride(from: 0, to: plan.victims.count, by: IssueRemoval.batchSize) {
                 let batch = Array(plan.victims[start..<min(start + IssueRemoval.batchSize, plan.victims.count)])
-                let outcome = try IssueRemoval(catalog: catalog, layout: layout, purpose: .prune).remove(batch, markFirst: true)
+                let outcome = try IssueRemoval(catalog: catalog, layout: layout, purpose: .prune).remove(
+                    batch, markFirst: true)
                 for (issue, bytes) in outcome.removed {
                     guard let planned = removedByName[issue.name] else { continue }
                     done.removed.append(
@@ -79,14 +80,12 @@ struct PrunePlanner {
 
     func plan() throws -> Plan {
         let reader = try catalog.openIndex()
-        var buffer: [UInt8] = []
         var candidates: [Candidate] = []
         let leftovers = DownloadLeftovers(layout: layout)
         let assetLocks = AssetLock.Probe(layout: layout)
-        for entry in try reader.liveEntries() where !entry.summary.isBeingRemoved {
-            try reader.recordBytes(entry, into: &buffer)
-            let issue = try buffer.withUnsafeBufferPointer { try IssueRecord.decode($0, path: reader.path) }
-            if let id = policy.subscriptionID, issue.origin?.subscriptionID != id { continue }
+        try reader.forEachRecord(of: try reader.liveEntries().filter { !$0.summary.isBeingRemoved }) { _, record in
+            let issue = try IssueRecord.decode(record, path: reader.path)
+            if let id = policy.subscriptionID, issue.origin?.subscriptionID != id { return }
             candidates.append(
                 Candidate(
                     issue: issue, group: PrunePlanner.group(of: issue),

@@ -117,6 +117,32 @@ package final class CatalogIndexReader: Sendable {
         return order.map { transform(entries[$0]) }
     }
 
+    /// Calls `body` with each of `entries` and its record's bytes, reading the file once in order instead of
+    /// once per entry (100,000 `pread`s were a tenth of a `prune` plan). `entries` must be live entries of this
+    /// file (``liveEntries()``); they are visited in file order.
+    package func forEachRecord(
+        of entries: [CatalogIndex.Entry], _ body: (CatalogIndex.Entry, UnsafeBufferPointer<UInt8>) throws -> Void
+    ) throws {
+        let order = entries.indices.sorted { entries[$0].lineOffset < entries[$1].lineOffset }
+        guard let first = order.first else { return }
+        var next = 0
+        let end = entries[order[order.count - 1]].lineOffset + Int(entries[order[order.count - 1]].lineLength)
+        try LineFile.forEachLine(fd, path: path, from: entries[first].lineOffset, to: end) { line, offset in
+            while next < order.count, entries[order[next]].lineOffset < offset { next += 1 }
+            guard next < order.count, entries[order[next]].lineOffset == offset else { return }
+            let entry = entries[order[next]]
+            let start = entry.recordOffset - offset
+            guard start >= 0, start + Int(entry.recordLength) <= line.count else {
+                throw NewsstandError(.manifestUnreadable, "\(path) changed while it was read; run the command again")
+            }
+            try body(entry, UnsafeBufferPointer(rebasing: line[start..<(start + Int(entry.recordLength))]))
+            next += 1
+        }
+        guard next == order.count else {
+            throw NewsstandError(.manifestUnreadable, "\(path) ended inside a record; run `issues verify --repair`")
+        }
+    }
+
     /// The bytes of one entry's record.
     package func recordBytes(_ entry: CatalogIndex.Entry, into buffer: inout [UInt8]) throws {
         try recordBytes(offset: entry.recordOffset, length: entry.recordLength, into: &buffer)
