@@ -44,12 +44,13 @@ extension Catalog {
         do {
             if let reader = try CatalogIndexReader(path: path) {
                 let head = try reader.head()
-                if head.file > 2 * head.live + compactionSlack {
+                if head.file > 2 * head.live + compactionSlack || head.id == nil {
+                    // An index from before ids gets one here (a rewrite writes the summary too).
                     try compactIndex(reader)
-                } else if !appendToSummary(bytes, at: Int(info.st_size), of: reader, indexID: head.id) {
-                    // No summary of this index to extend (an index from before summaries, or one a crash left
-                    // unmatched): rewriting the index writes both.
-                    try compactIndex(reader)
+                } else if let id = head.id, !appendToSummary(bytes, at: Int(info.st_size), of: reader, indexID: id) {
+                    // No summary of this index to extend (missing, or one a crash or another program left
+                    // unmatched): written again from the index.
+                    try rewriteSummary(of: reader, indexID: id, start: head.rewritten - head.live)
                 }
             }
         } catch {
@@ -168,22 +169,20 @@ extension Catalog {
 
     /// Writes a whole index file through `fill`, and its summary (``CatalogSummary``) beside it, and moves
     /// both into place atomically, the index first. The header's `liveBytes` is written last, into room left for it.
+    /// The summary is derived, so failing to write it (something else in its place) fails nothing: `list` then
+    /// reads the index, and the failure is logged.
     func writeIndex(to path: String, _ fill: (_ emit: ([UInt8]) throws -> Void) throws -> Void) throws {
         let id = CatalogIndex.newID()
         let index = try TemporaryFile(beside: path)
-        let summaryPath = CatalogSummary.path(besideIndex: path)
-        let summary = try TemporaryFile(beside: summaryPath)
         let placeholder = [UInt8](repeating: 0x20, count: 79) + [0x0A]
+        let summaryPath = CatalogSummary.path(besideIndex: path)
+        var summary = SummaryWriter(path: summaryPath, indexID: id, start: placeholder.count)
         try index.write(placeholder)
-        try summary.write(CatalogSummary.header(indexID: id, start: placeholder.count))
         var live = 0
-        var lines: [UInt8] = []
         try fill { bytes in
-            lines.removeAll(keepingCapacity: true)
-            bytes.withUnsafeBufferPointer { CatalogSummary.derive($0, at: placeholder.count + live, into: &lines) }
+            summary.derive(bytes, at: placeholder.count + live)
             live += bytes.count
             try index.write(bytes)
-            try summary.write(lines)
         }
         var header = CatalogIndex.header(liveBytes: live, id: id)
         header.removeLast()
@@ -191,9 +190,75 @@ extension Catalog {
         _ = header.withUnsafeBytes { pwrite(index.fd, $0.baseAddress, $0.count, 0) }
         if durable { try POSIX.fsync(index.fd, path: index.path) }
         try index.move(to: path)
-        // Not flushed: a summary that a power cut shortens or damages is noticed and read past (see CatalogSummary).
-        try summary.move(to: summaryPath)
+        summary.finish(logger: logger)
         if durable { try POSIX.fsyncDirectory((path as NSString).deletingLastPathComponent) }
+    }
+
+    /// Writes the summary of the index `index` (whose lines start at `start`) again, from its lines.
+    func rewriteSummary(of index: CatalogIndexReader, indexID: String, start: Int) throws {
+        var summary = SummaryWriter(path: CatalogSummary.path(besideIndex: index.path), indexID: indexID, start: start)
+        let end = try index.head().file
+        var chunk: [UInt8] = []
+        var chunkStart = start
+        try index.forEachRawLine(from: start, to: end) { line, offset in
+            if chunk.isEmpty { chunkStart = offset }
+            chunk.append(contentsOf: line)
+            chunk.append(0x0A)
+            if chunk.count > 1 << 20 {
+                summary.derive(chunk, at: chunkStart)
+                chunk.removeAll(keepingCapacity: true)
+            }
+        }
+        summary.derive(chunk, at: chunkStart)
+        summary.finish(logger: logger)
+    }
+}
+
+/// A summary being written beside a new index: best effort, as it is derived. Not flushed: a summary that a power
+/// cut shortens or damages is noticed and read past (see ``CatalogSummary``).
+private struct SummaryWriter {
+    let path: String
+    private var file: TemporaryFile?
+    private var failure: (any Error)?
+    private var lines: [UInt8] = []
+
+    init(path: String, indexID: String, start: Int) {
+        self.path = path
+        do {
+            let file = try TemporaryFile(beside: path)
+            try file.write(CatalogSummary.header(indexID: indexID, start: start))
+            self.file = file
+        } catch {
+            failure = error
+        }
+    }
+
+    /// Writes the summary lines of `bytes`, whole index lines the first of which starts at `offset`.
+    mutating func derive(_ bytes: [UInt8], at offset: Int) {
+        guard let file else { return }
+        lines.removeAll(keepingCapacity: true)
+        bytes.withUnsafeBufferPointer { CatalogSummary.derive($0, at: offset, into: &lines) }
+        do {
+            try file.write(lines)
+        } catch {
+            failure = error
+            self.file = nil
+        }
+    }
+
+    /// Moves the summary into place, or logs why there is none.
+    mutating func finish(logger: Logger?) {
+        if let file {
+            do {
+                try file.move(to: path)
+                return
+            } catch {
+                failure = error
+            }
+        }
+        logger?.warning(
+            "the catalog's summary was not written (\(failure.map { "\($0)" } ?? "unknown")); `list` reads the index instead"
+        )
     }
 }
 

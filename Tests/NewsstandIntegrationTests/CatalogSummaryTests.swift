@@ -135,6 +135,38 @@ import Testing
         }
     }
 
+    /// A directory where the summary goes, or an index from before ids: changes still go through, `list` still
+    /// says what the index says, and an index without an id gets one (with a summary) at the next change.
+    @Test func aSummaryThatCannotBeWrittenOrAnIndexWithoutIdChangesNothing() throws {
+        try withTemporaryDirectorySync { root in
+            let catalog = try catalog(root)
+            try catalog.write { changes in for index in 0..<10 { try changes.put(try issue(index)) } }
+            // An index written before ids: its header without one (same length, so the lines stay where they are).
+            let indexPath = catalog.layout.index
+            var index = try Data(contentsOf: URL(fileURLWithPath: indexPath))
+            let newline = try #require(index.firstIndex(of: 0x0A))
+            var header = try #require(String(data: index[..<newline], encoding: .utf8))
+            let id = try #require(header.range(of: #","id":"[0-9a-f]{16}""#, options: .regularExpression))
+            header.replaceSubrange(id, with: String(repeating: " ", count: header[id].count))
+            index.replaceSubrange(..<newline, with: Data(header.utf8))
+            try index.write(to: URL(fileURLWithPath: indexPath))
+            try expectSame(catalog, "an index without an id")
+            try catalog.write { changes in try changes.put(try issue(11)) }
+            try expectSame(catalog, "after the change that gives it one")
+            #expect(try covered(catalog) == POSIX.fileSize(indexPath))
+            // A directory in the summary's place.
+            try FileManager.default.removeItem(atPath: catalog.layout.summary)
+            try FileManager.default.createDirectory(atPath: catalog.layout.summary, withIntermediateDirectories: false)
+            for round in 0..<3 {
+                try catalog.write { changes in try changes.put(try issue(12 + round)) }
+                try expectSame(catalog, "round \(round) with a directory in the summary's place")
+            }
+            try catalog.rebuildIndex()
+            try expectSame(catalog, "after a rebuild of the index")
+            #expect(FileManager.default.fileExists(atPath: catalog.layout.summary + "/"))
+        }
+    }
+
     /// A summary that parses but lies (no writer makes one): `verify` finds it and `--repair` rewrites it.
     @Test func verifyFindsASummaryThatDisagreesWithTheIndex() async throws {
         try await withTemporaryDirectory { root in
