@@ -68,8 +68,11 @@ class Result:
 
     def check(self, what):
         if self.returncode != 0:
+            # The lines that say what failed, wherever they are in a long output (a download of 2,000 files).
+            problems = [line for line in self.stderr.splitlines() if "error" in line.lower() or "failed" in line.lower()]
             raise BenchError(f"{what} exited with {self.returncode}: {shell_line(self.cmd)}\n"
-                             f"stdout: {tail(self.stdout)}\nstderr: {tail(self.stderr)}")
+                             + (f"failures: {tail(chr(10).join(problems[:20]))}\n" if problems else "")
+                             + f"stdout: {tail(self.stdout)}\nstderr: {tail(self.stderr)}")
         return self
 
 
