@@ -49,7 +49,7 @@ extension Library {
         Array(try await listing(filter))
     }
 
-    /// ``summaries(_:)`` held compactly (``IssueListing``).
+    /// ``summaries(_:)`` held compactly (an `IssueListing`).
     public func listing(_ filter: IssueFilter) async throws -> IssueListing {
         guard filter.needsRecords else { return try await listing(status: filter.status) }
         return IssueListing(try await issues(status: filter.status).filter(filter.matches).map(IssueSummary.init))
