@@ -63,11 +63,11 @@ extension Catalog {
     /// Appends to the summary the lines of `bytes`, just appended to the index at `offset`, after the lines a
     /// writer killed between the two appends left out (read back from the index). A torn last line is cut off.
     /// - Returns: False when there is no summary of the index with `indexID` to extend.
-    private func appendToSummary(_ bytes: [UInt8], at offset: Int, of index: CatalogIndexReader, indexID: String?)
+    private func appendToSummary(_ bytes: [UInt8], at offset: Int, of index: CatalogIndexReader, indexID: String)
         -> Bool
     {
         let path = CatalogSummary.path(besideIndex: index.path)
-        guard let indexID, let (fd, _) = POSIX.openSoleFile(path, O_RDWR) else { return false }
+        guard let (fd, _) = POSIX.openSoleFile(path, O_RDWR) else { return false }
         defer { _ = close(fd) }
         guard let state = CatalogSummary.state(of: fd), state.indexID == indexID, state.covered <= offset else {
             return false
@@ -76,10 +76,7 @@ extension Catalog {
         do {
             if state.covered < offset {
                 try index.forEachRawLine(from: state.covered, to: offset) { line, at in
-                    // The line and its newline: derive reads whole lines.
-                    var whole = Array(line)
-                    whole.append(0x0A)
-                    whole.withUnsafeBufferPointer { CatalogSummary.derive($0, at: at, into: &lines) }
+                    CatalogSummary.deriveLine(line, at: at, into: &lines)
                 }
             }
             bytes.withUnsafeBufferPointer { CatalogSummary.derive($0, at: offset, into: &lines) }
@@ -180,7 +177,7 @@ extension Catalog {
         try index.write(placeholder)
         var live = 0
         try fill { bytes in
-            summary.derive(bytes, at: placeholder.count + live)
+            bytes.withUnsafeBufferPointer { summary.add(lines: $0, at: placeholder.count + live) }
             live += bytes.count
             try index.write(bytes)
         }
@@ -197,19 +194,9 @@ extension Catalog {
     /// Writes the summary of the index `index` (whose lines start at `start`) again, from its lines.
     func rewriteSummary(of index: CatalogIndexReader, indexID: String, start: Int) throws {
         var summary = SummaryWriter(path: CatalogSummary.path(besideIndex: index.path), indexID: indexID, start: start)
-        let end = try index.head().file
-        var chunk: [UInt8] = []
-        var chunkStart = start
-        try index.forEachRawLine(from: start, to: end) { line, offset in
-            if chunk.isEmpty { chunkStart = offset }
-            chunk.append(contentsOf: line)
-            chunk.append(0x0A)
-            if chunk.count > 1 << 20 {
-                summary.derive(chunk, at: chunkStart)
-                chunk.removeAll(keepingCapacity: true)
-            }
+        try index.forEachRawLine(from: start, to: try index.head().file) { line, offset in
+            summary.add(line: line, at: offset)
         }
-        summary.derive(chunk, at: chunkStart)
         summary.finish(logger: logger)
     }
 }
@@ -233,11 +220,21 @@ private struct SummaryWriter {
         }
     }
 
-    /// Writes the summary lines of `bytes`, whole index lines the first of which starts at `offset`.
-    mutating func derive(_ bytes: [UInt8], at offset: Int) {
+    /// Adds the summary lines of `lines`, whole index lines the first of which starts at `offset`.
+    mutating func add(lines: UnsafeBufferPointer<UInt8>, at offset: Int) {
+        CatalogSummary.derive(lines, at: offset, into: &self.lines)
+        if self.lines.count > 1 << 20 { flush() }
+    }
+
+    /// Adds the summary line of one index line (without its newline) that starts at `offset`.
+    mutating func add(line: UnsafeBufferPointer<UInt8>, at offset: Int) {
+        CatalogSummary.deriveLine(line, at: offset, into: &lines)
+        if lines.count > 1 << 20 { flush() }
+    }
+
+    private mutating func flush() {
+        defer { lines.removeAll(keepingCapacity: true) }
         guard let file else { return }
-        lines.removeAll(keepingCapacity: true)
-        bytes.withUnsafeBufferPointer { CatalogSummary.derive($0, at: offset, into: &lines) }
         do {
             try file.write(lines)
         } catch {
@@ -248,6 +245,7 @@ private struct SummaryWriter {
 
     /// Moves the summary into place, or logs why there is none.
     mutating func finish(logger: Logger?) {
+        flush()
         if let file {
             do {
                 try file.move(to: path)

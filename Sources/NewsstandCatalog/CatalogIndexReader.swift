@@ -21,12 +21,6 @@ package final class CatalogIndexReader: Sendable {
 
     deinit { _ = close(fd) }
 
-    /// The index's size and the `liveBytes` of its header (0 when it has none).
-    func sizes() throws -> (file: Int, live: Int) {
-        let found = try head()
-        return (found.file, found.live)
-    }
-
     /// The index's size, and its header's `liveBytes` (0 when it has none) and id (nil when it has none).
     /// `rewritten` is where the lines that its last rewrite wrote end (one line per issue, keys not repeated).
     func head() throws -> (file: Int, live: Int, id: String?, rewritten: Int) {
@@ -72,7 +66,7 @@ package final class CatalogIndexReader: Sendable {
         var entries: [CatalogIndex.Entry] = []
         var position: [CatalogIndex.Key: Int] = [:]
         // About 800 bytes a line for an issue with two assets: sized once instead of grown and rehashed.
-        let estimate = try sizes().file / 800
+        let estimate = try head().file / 800
         entries.reserveCapacity(estimate)
         position.reserveCapacity(estimate)
         var removed = 0

@@ -49,27 +49,27 @@ package enum CatalogSummary {
         var start = 0
         while start < lines.count, let found = memchr(base + start, 0x0A, lines.count - start) {
             let newline = base.distance(to: found.assumingMemoryBound(to: UInt8.self))
-            let line = UnsafeBufferPointer(rebasing: lines[start..<newline])
-            let end = offset + newline + 1
-            // `,"issue":` cannot occur inside a string of the line (a quote in a string is escaped), so its first
-            // occurrence is the member that starts the record.
-            if line.starts(with: issuePrefix) {
-                start = newline + 1
-                continue
-            }
-            if let member = find(recordMember, in: line) {
-                out.append(contentsOf: UnsafeBufferPointer(rebasing: line[..<member]))
-                appendMember("at", offset + start + member + recordMember.count, to: &out)
-            } else if line.last == UInt8(ascii: "}") {
-                out.append(contentsOf: UnsafeBufferPointer(rebasing: line[..<(line.count - 1)]))
-            } else {
-                start = newline + 1
-                continue  // not a line this index writes; the reader of the index refuses it
-            }
-            appendMember("end", end, to: &out)
-            out.append(contentsOf: [UInt8(ascii: "}"), 0x0A])
+            deriveLine(UnsafeBufferPointer(rebasing: lines[start..<newline]), at: offset + start, into: &out)
             start = newline + 1
         }
+    }
+
+    /// Appends the summary line of one index line (without its newline) that starts at file offset `offset`;
+    /// nothing for the header, or for a line this index does not write (its reader refuses that).
+    static func deriveLine(_ line: UnsafeBufferPointer<UInt8>, at offset: Int, into out: inout [UInt8]) {
+        guard !line.starts(with: issuePrefix) else { return }
+        // `,"issue":` cannot occur inside a string of the line (a quote in a string is escaped), so its first
+        // occurrence is the member that starts the record.
+        if let member = find(recordMember, in: line) {
+            out.append(contentsOf: UnsafeBufferPointer(rebasing: line[..<member]))
+            appendMember("at", offset + member + recordMember.count, to: &out)
+        } else if line.last == UInt8(ascii: "}") {
+            out.append(contentsOf: UnsafeBufferPointer(rebasing: line[..<(line.count - 1)]))
+        } else {
+            return
+        }
+        appendMember("end", offset + line.count + 1, to: &out)
+        out.append(contentsOf: [UInt8(ascii: "}"), 0x0A])
     }
 
     private static let issuePrefix = Array(#"{"index""#.utf8)
@@ -114,7 +114,8 @@ package enum CatalogSummary {
             let tailLength = min(size, length)
             var tail = [UInt8](repeating: 0, count: tailLength)
             guard
-                tail.withUnsafeMutableBytes({ POSIX.readFully(fd, into: $0, at: Int64(size - tailLength)) }) == tailLength
+                tail.withUnsafeMutableBytes({ POSIX.readFully(fd, into: $0, at: Int64(size - tailLength)) })
+                    == tailLength
             else { return nil }
             guard let last = tail.lastIndex(of: 0x0A) else { continue }
             // The last complete line (only its last member is read: a line cut at the tail's start still ends so).
