@@ -43,6 +43,14 @@ extension Library {
         return (subscription, CheckPlan.plan(for: subscription, now: now))
     }
 
+    /// Deletes the temporaries of subscription records and statuses that killed processes left: what the
+    /// service does as it starts, and `sync` before its checks.
+    package func removeSubscriptionTemporaries() async throws {
+        let catalog = self.catalog
+        let store = SubscriptionStore(layout: layout)
+        try await runBlocking { try catalog.withLock { try store.removeTemporariesOfDeadWriters() } }
+    }
+
     /// The issues with a download that was started and not finished (a stop or a crash interrupted it),
     /// each with the origin of its first unfinished asset: what the service resumes when it starts.
     package func interruptedIssues() async throws -> [(name: String, origin: String)] {

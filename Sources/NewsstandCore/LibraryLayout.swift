@@ -170,5 +170,11 @@ package struct LibraryLayout: Sendable, Hashable {
         return name.hasPrefix(".\(base)\(temporaryMark)")
     }
 
+    /// The PID a temporary's name gives its writer (`.NAME.tmp-PID-RANDOM`), or nil for another name.
+    package static func temporaryWriter(_ name: String) -> pid_t? {
+        guard let mark = name.range(of: temporaryMark, options: .backwards) else { return nil }
+        return pid_t(name[mark.upperBound...].prefix { $0 != "-" })
+    }
+
     private static let temporaryMark = ".tmp-"
 }

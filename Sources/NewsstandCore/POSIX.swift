@@ -179,6 +179,11 @@ package enum POSIX {
         newsstand_limit_malloc_arenas(count)
     }
 
+    /// Whether a process with this PID exists (it may be another program that reused the PID).
+    package static func isRunning(_ pid: pid_t) -> Bool {
+        pid > 0 && (kill(pid, 0) == 0 || errno != ESRCH)
+    }
+
     package static func exists(_ path: String) -> Bool {
         var info = stat()
         return lstat(path, &info) == 0

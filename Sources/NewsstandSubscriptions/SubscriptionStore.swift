@@ -134,6 +134,22 @@ package struct SubscriptionStore: Sendable {
         try AtomicFile.write(status.encoded(), to: layout.syncStatus(id), durable: false)
     }
 
+    /// Deletes what writers killed between writing a temporary and renaming it left behind. Every record
+    /// writer holds the catalog's lock, as the caller must, so each record temporary is a dead writer's.
+    /// Statuses are written without the lock: a status temporary goes only when no process has the PID in
+    /// its name (a live one may be a reused PID; `verify --repair` takes what is left).
+    package func removeTemporariesOfDeadWriters() throws {
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: layout.subscriptions)) ?? []
+        where LibraryLayout.isTemporary(name) {
+            try POSIX.unlinkIfPresent("\(layout.subscriptions)/\(name)")
+        }
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: layout.syncStatus)) ?? []
+        where LibraryLayout.isTemporary(name) {
+            guard let pid = LibraryLayout.temporaryWriter(name), !POSIX.isRunning(pid) else { continue }
+            try POSIX.unlinkIfPresent("\(layout.syncStatus)/\(name)")
+        }
+    }
+
     package static func notFound(_ name: String) -> NewsstandError {
         NewsstandError(.subscriptionNotFound, "no subscription named \(name.debugDescription)")
     }

@@ -118,6 +118,46 @@ import Testing
         }
     }
 
+    /// A writer killed between writing a temporary and renaming it (the CI run of stop 38 caught the service
+    /// so): the next `sync` deletes the record's temporary, and the status's once its writer's PID is gone; a
+    /// status temporary whose PID is alive may be a live writer's and stays.
+    @Test func syncDeletesTheTemporariesOfKilledWriters() async throws {
+        try await withTestServer { server in
+            server.serve("/feed.json", bytes: Self.jsonFeed(1, server: server))
+            try await withTemporaryDirectory { root in
+                try await Library.withLibrary(at: root) { library in
+                    let url = try #require(URL(string: server.url("/feed.json")))
+                    try await library.subscribe(to: url, options: SubscribeOptions(initial: .newest(0)))
+                    let layout = LibraryLayout(root: root.path)
+                    let id = try #require(try await library.subscription(named: "Notes")).id
+                    let dead = try deadPID()
+                    let record = LibraryLayout.temporary(beside: layout.subscription(id))
+                    let deadStatus = "\(layout.syncStatus)/.\(id).json.tmp-\(dead)-7"
+                    let liveStatus = "\(layout.syncStatus)/.\(id).json.tmp-\(getpid())-8"
+                    for path in [record, deadStatus, liveStatus] {
+                        #expect(FileManager.default.createFile(atPath: path, contents: Data("{\"torn".utf8)))
+                    }
+                    #expect(try await library.verify().problems.count == 3)
+                    _ = try await library.sync()
+                    #expect(!FileManager.default.fileExists(atPath: record))
+                    #expect(!FileManager.default.fileExists(atPath: deadStatus))
+                    #expect(FileManager.default.fileExists(atPath: liveStatus))
+                    try FileManager.default.removeItem(atPath: liveStatus)
+                    #expect(try await library.verify().problems.isEmpty)
+                }
+            }
+        }
+    }
+
+    /// The PID of a process that has exited and been reaped.
+    private func deadPID() throws -> pid_t {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/true")
+        try process.run()
+        process.waitUntilExit()
+        return process.processIdentifier
+    }
+
     @Test func anIssueMadeBeforeACrashIsAdoptedNotAddedAgain() async throws {
         try await withTestServer { server in
             server.serve("/feed.json", bytes: Self.jsonFeed(1, server: server))
