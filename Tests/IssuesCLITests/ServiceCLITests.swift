@@ -39,6 +39,25 @@ import Testing
         }
     }
 
+    /// A stop that comes while the service is still starting (it has taken the library's service lock, and its
+    /// services are not yet running) ends it with 0 once it is up, not by the signal's default action.
+    @Test func aStopDuringTheStartEndsWithZero() async throws {
+        try await withTemporaryDirectory { folder in
+            let library = folder.appendingPathComponent("library")
+            #expect(try run(["add", "Starter", "--date", "2026-11-27"], library).status == 0)
+            let pidFile = library.appendingPathComponent(".sync/service.pid").path
+            for attempt in 1...5 {
+                let service = try startService(library)
+                try await waitUntil("the service lock taken", timeout: .seconds(20)) {
+                    (try? String(contentsOfFile: pidFile, encoding: .utf8))?.contains("\(service.pid)") == true
+                }
+                service.send(SIGTERM)
+                let stopped = try await service.wait(timeout: .seconds(20))
+                #expect(stopped.status == 0 && !stopped.signalled, "attempt \(attempt): \(stopped.stderr)")
+            }
+        }
+    }
+
     @Test func readyWatchdogOneInstanceAndANewIssueDownloadedThenSIGTERMExitsZero() async throws {
         try await withTestServer { server in
             server.serve("/A.mp3", bytes: patternBytes(count: 1000))

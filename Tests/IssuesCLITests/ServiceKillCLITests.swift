@@ -110,6 +110,11 @@ import Testing
                     last.send(SIGKILL)
                     throw error
                 }
+                // As systemd does (Type=notify), the stop comes once the service is up; a stop during the start
+                // also ends with 0, but a signal before `serve` runs its first line meets the default action.
+                try await waitUntil("the service started", timeout: .seconds(60)) {
+                    last.stderrSoFar.contains("scheduler started")
+                }
                 last.send(SIGTERM)
                 let stopped = try await last.wait(timeout: .seconds(30))
                 #expect(stopped.status == 0, "\(stopped.stderr)")

@@ -47,6 +47,7 @@ struct Serve: AsyncParsableCommand {
     }
 
     func run() async throws {
+        let stopSignals = StopSignals()
         let (library, downloadOptions) = try await libraryOptions.openForDownloads(run, tls)
         var server: IssuesServer?
         var options = try ServeOptions(listen: listen)
@@ -74,7 +75,8 @@ struct Serve: AsyncParsableCommand {
         let group = ServiceGroup(
             configuration: ServiceGroupConfiguration(
                 services: services.map { ServiceGroupConfiguration.ServiceConfiguration(service: $0) },
-                gracefulShutdownSignals: [.sigterm, .sigint], logger: resident.logger))
+                logger: resident.logger))
+        stopSignals.forward(to: group)
         try await group.run()
         resident.readiness.stopping()
         resident.logger.info("stopped")
