@@ -101,6 +101,8 @@ enum CoverSource {
 
     /// The cover from `candidate`, or nil when it has no image to give (an EPUB that declares no cover).
     static func image(from candidate: CoverCandidate, widths: [Int]) throws(CoverRefusal) -> MadeCover? {
+        // The tests kill the cover worker here, as a decoder crashing on a hostile image would.
+        CrashPoint.reached("cover-decoding")
         switch candidate {
         case .image(let path, let source):
             return try encoded(try readImage(path), source: source, widths: widths)

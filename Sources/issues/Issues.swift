@@ -36,6 +36,7 @@ struct Issues: AsyncParsableCommand {
             Remove.self, Import.self, Export.self, Verify.self, Pin.self, Unpin.self, Prune.self, Subscribe.self,
             Sync.self, Subscriptions.self, Unsubscribe.self, Configure.self, Pause.self, Unpause.self, Schedule.self,
             Events.self, Config.self, Mark.self, Serve.self, ServiceCommand.self, Covers.self, ContactSheetCommand.self,
+            CoverWorkerCommand.self,
         ]
     )
 
@@ -51,9 +52,20 @@ struct Issues: AsyncParsableCommand {
         // `covers` makes its covers on one thread, where a second arena only fragments: 1,000 mixed covers
         // peaked at 73.5 MiB with two, 67.9 MiB with one (same binary and library). glibc fixes the count the
         // first time a thread needs an arena, so it is chosen from the subcommand's name, before parsing.
-        let oneThreaded: Set = [Covers._commandName, ContactSheetCommand._commandName]
+        let oneThreaded: Set = [Covers._commandName, ContactSheetCommand._commandName, CoverWorkerCommand._commandName]
         if getenv("MALLOC_ARENA_MAX") == nil {
             POSIX.limitMallocArenas(oneThreaded.contains(CommandLine.arguments.dropFirst().first ?? "") ? 1 : 2)
+        }
+        // The cover worker skips the parser: it is started by this program with no options, and what the parser
+        // touches of the binary stays resident in the process that makes covers.
+        if CommandLine.arguments.dropFirst() == [CoverWorkerCommand._commandName] {
+            do {
+                try CoverWorkerCommand().run()
+                Foundation.exit(0)
+            } catch {
+                Terminal.error("error: the cover worker: \(error)")
+                Foundation.exit(ExitCode.failure.rawValue)
+            }
         }
         do {
             var command = try await asyncParseAsRoot()
@@ -62,13 +74,16 @@ struct Issues: AsyncParsableCommand {
             } else {
                 try command.run()
             }
+            CoverWorkerClient.shared.stop()
             await LibraryOptions.waitForEventDelivery()
         } catch let error as NewsstandError {
+            CoverWorkerClient.shared.stop()
             // What the command changed before it failed still reaches the hooks.
             await LibraryOptions.waitForEventDelivery()
             Terminal.error("error: \(error)")
             Foundation.exit(ExitCode.failure.rawValue)
         } catch {
+            CoverWorkerClient.shared.stop()
             await LibraryOptions.waitForEventDelivery()
             exit(withError: error)
         }

@@ -3,7 +3,8 @@ import NewsstandTestSupport
 import Testing
 
 /// `issues covers`, `show`'s cover and `verify`'s check through the built binary, and `kill -9` in the middle of
-/// placing a cover (the debug build dies at the named point `cover-placing`, after one file is placed).
+/// placing a cover (the debug build dies at the named point `cover-placing`, after one file is placed) or of
+/// decoding one (`cover-decoding`: the cover worker dies as a decoder crashing on a hostile image would).
 @Suite(.timeLimit(.minutes(5))) struct CoverCLITests {
     func run(_ args: [String], _ library: URL, crashAt point: String? = nil) throws -> CommandResult {
         try CommandRunner.issues(args, library: library, environment: point.map { ["ISSUES_CRASH_AT": $0] } ?? [:])
@@ -65,6 +66,38 @@ import Testing
                 for name in ["cover.jpg", "cover-256.jpg", "cover-1024.jpg"] {
                     #expect(isWholeJPEG(folder.appendingPathComponent(name)), "\(name)")
                 }
+                let verify = try run(["verify"], lib)
+                #expect(verify.status == 0, "\(verify.stdout)\(verify.stderr)")
+            }
+        }
+    }
+
+    /// Covers are made in a worker process: a worker that dies on an issue's images costs the issue its images
+    /// (the placeholder, with the reason in `show`), not the command; the next `covers` uses them again.
+    @Test func aWorkerThatDiesOnTheImagesLeavesThePlaceholderWithTheReason() async throws {
+        try await withTestServer { server in
+            server.serve("/issue.pdf", bytes: Self.pdf())
+            try await withTemporaryDirectory { lib in
+                for name in ["Crashed", "Next"] {
+                    let added = try run(["add", name, "--date", "2026-11-20", "--asset", server.url("/issue.pdf")], lib)
+                    #expect(added.status == 0, "\(added.stderr)")
+                }
+                #expect(try run(["download", "--no-covers"], lib).status == 0)
+                let made = try run(["covers", "Crashed", "Next"], lib, crashAt: "cover-decoding")
+                #expect(made.status == 0, "\(made.stderr)")
+                for name in ["Crashed", "Next"] {
+                    #expect(made.stdout.contains("\"\(name)\": cover.jpg from placeholder"), "\(made.stdout)")
+                }
+                #expect(made.stdout.contains("refused the issue's images stopped the cover maker (the worker ended by signal 9)"), "\(made.stdout)")
+                let shown = try json(try run(["show", "Crashed", "--json"], lib).stdout)
+                let cover = try #require(shown["cover"] as? [String: Any])
+                #expect((cover["refused"] as? String)?.contains("signal 9") == true, "\(cover)")
+                let folder = lib.appendingPathComponent("Crashed")
+                for name in ["cover.jpg", "cover-256.jpg", "cover-1024.jpg"] {
+                    #expect(isWholeJPEG(folder.appendingPathComponent(name)), "\(name)")
+                }
+                let again = try run(["covers", "--refresh", "Crashed"], lib)
+                #expect(again.status == 0 && again.stdout.contains("cover.jpg from pdf"), "\(again.stdout)\(again.stderr)")
                 let verify = try run(["verify"], lib)
                 #expect(verify.status == 0, "\(verify.stdout)\(verify.stderr)")
             }

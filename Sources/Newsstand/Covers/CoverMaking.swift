@@ -20,7 +20,7 @@ public protocol CoverMaking: Sendable {
 }
 
 /// What a cover is made from, best first.
-public enum CoverCandidate: Sendable, Hashable {
+public enum CoverCandidate: Sendable, Hashable, Codable {
     /// An image file: the feed's image of the item (`.feed`), or the first image of an unpacked comic book
     /// or ZIP archive (`.cbz`, `.zip`).
     case image(path: String, source: CoverReport.Source)
@@ -33,7 +33,7 @@ public enum CoverCandidate: Sendable, Hashable {
 }
 
 /// The file names a cover takes in an issue's folder.
-public struct CoverNames: Sendable, Hashable {
+public struct CoverNames: Sendable, Hashable, Codable {
     /// The cover's name without its extension (`cover`).
     public var base: String
     /// The widths of the thumbnails, in pixels.
@@ -58,8 +58,9 @@ public struct CoverNames: Sendable, Hashable {
     public var all: [String] { LibraryLayout.coverFiles(base: base, widths: widths) }
 }
 
-/// One issue's cover to make.
-public struct CoverRequest: Sendable, Hashable {
+/// One issue's cover to make. Codable, so that a maker can hand it to another process (the `issues` command
+/// makes covers in a worker process of its own).
+public struct CoverRequest: Sendable, Hashable, Codable {
     public var issueName: String
     /// The issue's title as a placeholder shows it (the feed item's title when there is one).
     public var title: String

@@ -1,7 +1,6 @@
 import ArgumentParser
 import Foundation
 import Newsstand
-import NewsstandCovers
 
 struct Verify: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -43,7 +42,7 @@ struct Verify: AsyncParsableCommand {
             options: VerifyOptions(repair: repair, removeOrphans: removeOrphans, deep: deep))
         // Covers are checked here, where the image libraries are (NewsstandCovers), not in the library's verify.
         report.problems += try await library.verifyCovers(
-            issues: names.isEmpty ? nil : names, repair: repair, maker: CoverMaker())
+            issues: names.isEmpty ? nil : names, repair: repair, maker: CoverWorkerClient.shared)
         if output.json {
             if let merged {
                 // Repaired before the library was opened (it refuses to open so): reported first, as found.

@@ -1,7 +1,6 @@
 import ArgumentParser
 import Foundation
 import Newsstand
-import NewsstandCovers
 import Synchronization
 
 /// `--library`, shared by every command.
@@ -200,7 +199,7 @@ struct DownloadRunOptions: ParsableArguments {
             ? nil : StallLimit(minimumBytes: stallBytes.bytes, window: .seconds(stallSeconds))
         configuration.syncDownloads = !noFsync
         // The image libraries live in NewsstandCovers; the library calls them through this seam.
-        if !noCovers { configuration.coverMaker = CoverMaker() }
+        if !noCovers { configuration.coverMaker = CoverWorkerClient.shared }
         return configuration
     }
 

@@ -68,7 +68,7 @@ struct Covers: AsyncParsableCommand {
 
 /// The cover maker, timing each cover by issue name (for `--json`'s `milliseconds`).
 final class TimedCoverMaker: CoverMaking {
-    let maker = CoverMaker()
+    let maker = CoverWorkerClient.shared
     let timings = Mutex<[String: Double]>([:])
 
     func makeCover(_ request: CoverRequest) throws -> CoverReport {
