@@ -84,7 +84,9 @@ struct LineReader {
             if ready == 0 { throw Failure.timedOut }
             if ready < 0 { return nil }
             var chunk = [UInt8](repeating: 0, count: 64 * 1024)
-            let count = chunk.withUnsafeMutableBytes { bytes in POSIX.retrying { read(fd, bytes.baseAddress, bytes.count) } }
+            let count = chunk.withUnsafeMutableBytes { bytes in
+                POSIX.retrying { read(fd, bytes.baseAddress, bytes.count) }
+            }
             guard count > 0 else { return nil }
             buffer.append(contentsOf: chunk[..<count])
         }

@@ -139,7 +139,8 @@ private struct Worker {
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+        posix_spawnattr_setflags(
+            &attributes, Int16(POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
         posix_spawnattr_setpgroup(&attributes, 0)
         var empty = sigset_t()
         sigemptyset(&empty)
@@ -164,7 +165,8 @@ private struct Worker {
     private static func executable() -> String {
         var path = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
         let count = readlink("/proc/self/exe", &path, path.count - 1)
-        return count > 0 ? String(decoding: path[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self) : CommandLine.arguments[0]
+        guard count > 0 else { return CommandLine.arguments[0] }
+        return String(decoding: path[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     /// Writes `line` whole; false when the worker is gone (no SIGPIPE: the write is a socket send).
@@ -195,7 +197,8 @@ private struct Worker {
         close(socket)
         // WIFEXITED / WTERMSIG are macros Swift does not import.
         let signal = status & 0x7F
-        return signal == 0 ? "the worker exited with status \((status >> 8) & 0xFF)" : "the worker ended by signal \(signal)"
+        if signal == 0 { return "the worker exited with status \((status >> 8) & 0xFF)" }
+        return "the worker ended by signal \(signal)"
     }
 
     private func reap() -> Int32 {
