@@ -267,7 +267,7 @@ let package = Package(
         .testTarget(
             name: "NewsstandServerTests",
             dependencies: [
-                "NewsstandServer", "Newsstand", "NewsstandCore", "NewsstandTestSupport",
+                "NewsstandServer", "Newsstand", "NewsstandCatalog", "NewsstandCore", "NewsstandTestSupport",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

@@ -26,7 +26,7 @@ package enum CatalogIndex {
         var low: UInt64
 
         /// Parses 32 lowercase hex digits (read for every line of the index, so by hand).
-        init?(_ text: String) {
+        package init?(_ text: String) {
             var high: UInt64 = 0
             var low: UInt64 = 0
             var count = 0
@@ -45,6 +45,9 @@ package enum CatalogIndex {
             self.high = high
             self.low = low
         }
+
+        /// The key's first 64 bits: enough to tell keys apart in a scan, confirmed by the whole key.
+        package var prefix: UInt64 { high }
 
         package var text: String {
             let a = String(high, radix: 16)

@@ -23,7 +23,7 @@ package final class CatalogIndexReader: Sendable {
 
     /// The index's size, and its header's `liveBytes` (0 when it has none) and id (nil when it has none).
     /// `rewritten` is where the lines that its last rewrite wrote end (one line per issue, keys not repeated).
-    func head() throws -> (file: Int, live: Int, id: String?, rewritten: Int) {
+    package func head() throws -> (file: Int, live: Int, id: String?, rewritten: Int) {
         var info = stat()
         guard fstat(fd, &info) == 0 else { throw NewsstandError.posix(errno, "cannot read", path: path) }
         var head = [UInt8](repeating: 0, count: 128)
@@ -37,6 +37,46 @@ package final class CatalogIndexReader: Sendable {
             }
         }
         return (Int(info.st_size), 0, nil, 0)
+    }
+
+    /// Where the last complete line at or before byte `size` ends (0 when there is none): a view that read the
+    /// index as it was at `size` holds every line before this point, and perhaps some after (a line appended
+    /// while it read), which read again change nothing.
+    package func lineEnd(atOrBefore size: Int) throws -> Int {
+        var end = size
+        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
+        while end > 0 {
+            let start = max(0, end - chunk.count)
+            let count = end - start
+            let done = chunk.withUnsafeMutableBytes {
+                POSIX.readFully(fd, into: UnsafeMutableRawBufferPointer(rebasing: $0[..<count]), at: Int64(start))
+            }
+            guard done == count else { throw NewsstandError.posix(errno, "cannot read", path: path) }
+            if let newline = chunk[..<count].lastIndex(of: 0x0A) { return start + newline + 1 }
+            end = start
+        }
+        return 0
+    }
+
+    /// The lines appended after `start` (where a view of this index stopped reading: a line's start), parsed,
+    /// with the end of the last whole one and the index's id; nil when there are more than `limit` (then
+    /// reading the index again is as cheap as applying them one by one).
+    package func appended(after start: Int, limit: Int) throws -> (id: String?, lines: [CatalogIndex.Line], end: Int)? {
+        let head = try head()
+        guard head.file >= start else { return nil }
+        struct TooMany: Error {}
+        var lines: [CatalogIndex.Line] = []
+        var end = start
+        do {
+            try forEachRawLine(from: start, to: head.file) { line, offset in
+                guard lines.count < limit else { throw TooMany() }
+                lines.append(try CatalogIndex.parse(line, offset: offset))
+                end = offset + line.count + 1
+            }
+        } catch is TooMany {
+            return nil
+        }
+        return (head.id, lines, end)
     }
 
     /// The raw lines from `start` (a line's start) up to `end`, as ``LineFile/forEachLine(_:path:from:to:_:)``.
