@@ -17,7 +17,9 @@ import Testing
         try await withTemporaryDirectory { root in
             try await Library.withLibrary(at: root) { library in
                 var names: [String] = []
-                func date() throws -> IssueDate { try #require(IssueDate("2026-11-\(Int.random(in: 10...14, using: &rng))")) }
+                func date() throws -> IssueDate {
+                    try #require(IssueDate("2026-11-\(Int.random(in: 10...14, using: &rng))"))
+                }
                 for n in 0..<30 {
                     let name = ["Gazette", "gazette", "Élan", "Zeta", "alpha"][n % 5] + " \(n)"
                     try await library.addIssue(named: name, date: try date())
@@ -44,7 +46,8 @@ import Testing
                     #expect(followed.end == fresh.end && followed.indexID == fresh.indexID, "round \(round)")
                     // Compared as Booleans: a failure names the round, not two arrays of a hundred entries.
                     let sameEntries = followed.entries == fresh.entries
-                    let sameNames = (0..<fresh.names.count).map { followed.names[$0] } == (0..<fresh.names.count).map { fresh.names[$0] }
+                    let positions = 0..<fresh.names.count
+                    let sameNames = positions.map { followed.names[$0] } == positions.map { fresh.names[$0] }
                     #expect(sameEntries && sameNames, "round \(round)")
                     #expect(followed.names.count == names.count)
                     // What the shelf serves takes the same path.
@@ -57,7 +60,8 @@ import Testing
                 try library.catalog.withLock { try library.catalog.rebuildIndex() }
                 #expect(previous.updated(identity: [], reader: try library.catalog.openIndex()) == nil)
                 let reread = try shelf.snapshot()
-                let rereadSame = reread.entries == (try ShelfSnapshot(identity: [], reader: library.catalog.openIndex())).entries
+                let fresh = try ShelfSnapshot(identity: [], reader: library.catalog.openIndex())
+                let rereadSame = reread.entries == fresh.entries
                 #expect(rereadSame)
             }
         }

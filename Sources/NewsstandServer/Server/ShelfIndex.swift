@@ -91,7 +91,8 @@ final class ShelfSnapshot: @unchecked Sendable {
     }
 
     private init(
-        identity: [Int], reader: CatalogIndexReader, entries: [ShelfEntry], names: PackedNames, indexID: String?, end: Int
+        identity: [Int], reader: CatalogIndexReader, entries: [ShelfEntry], names: PackedNames, indexID: String?,
+        end: Int
     ) {
         self.identity = identity
         self.reader = reader
