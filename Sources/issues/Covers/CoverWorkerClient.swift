@@ -149,8 +149,10 @@ private struct Worker {
         sigemptyset(&defaults)
         for signal in [SIGPIPE, SIGXFSZ, SIGINT, SIGTERM, SIGHUP] { sigaddset(&defaults, signal) }
         posix_spawnattr_setsigdefault(&attributes, &defaults)
-        let program = Self.executable()
-        let argv = [strdup(program), strdup("cover-worker"), nil]
+        // /proc/self/exe, not the path it names: a package upgrade that replaces the binary under a running
+        // `issues serve` leaves that path to the new version (or to nothing), and the worker must be this one.
+        let program = "/proc/self/exe"
+        let argv = [strdup(Self.executableName()), strdup("cover-worker"), nil]
         defer { for pointer in argv { free(pointer) } }
         var pid: pid_t = 0
         let spawned = posix_spawn(&pid, program, &actions, &attributes, argv, environ)
@@ -161,8 +163,8 @@ private struct Worker {
         return Worker(pid: pid, socket: pair[0], lines: LineReader(fd: pair[0]))
     }
 
-    /// This process's binary: the worker is the same program, so that it can never be another version.
-    private static func executable() -> String {
+    /// This process's binary's path, for the worker's `argv[0]` (what `ps` shows).
+    private static func executableName() -> String {
         var path = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
         let count = readlink("/proc/self/exe", &path, path.count - 1)
         guard count > 0 else { return CommandLine.arguments[0] }
