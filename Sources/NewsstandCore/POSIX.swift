@@ -179,6 +179,27 @@ package enum POSIX {
         newsstand_limit_malloc_arenas(count)
     }
 
+    /// Calls `body` with `posix_spawn` attributes for a child of ours: a process group of its own (a Ctrl-C meant
+    /// for us, or a kill of its group, is aimed at it alone), no blocked signal, and the signals this process
+    /// ignores or catches (SIGPIPE, SIGXFSZ, SIGINT, SIGTERM, SIGHUP) back at their defaults: an ignored
+    /// disposition survives exec. The one setup of every child we start (hooks, the cover worker).
+    package static func withChildSpawnAttributes<T>(_ body: (inout posix_spawnattr_t) -> T) -> T {
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        posix_spawnattr_setflags(
+            &attributes, Int16(POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+        posix_spawnattr_setpgroup(&attributes, 0)
+        var empty = sigset_t()
+        sigemptyset(&empty)
+        posix_spawnattr_setsigmask(&attributes, &empty)
+        var defaults = sigset_t()
+        sigemptyset(&defaults)
+        for signal in [SIGPIPE, SIGXFSZ, SIGINT, SIGTERM, SIGHUP] { sigaddset(&defaults, signal) }
+        posix_spawnattr_setsigdefault(&attributes, &defaults)
+        return body(&attributes)
+    }
+
     /// Whether a process with this PID exists (it may be another program that reused the PID).
     package static func isRunning(_ pid: pid_t) -> Bool {
         pid > 0 && (kill(pid, 0) == 0 || errno != ESRCH)

@@ -42,27 +42,15 @@ enum HookProcess {
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_adddup2(&actions, inputFD, 0)
         posix_spawn_file_actions_adddup2(&actions, 2, 1)
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        // Its own process group (killed whole at the limit), no blocked signals, and the signals we ignore
-        // (SIGPIPE, SIGXFSZ) back to their defaults: an ignored disposition survives exec.
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
-        posix_spawnattr_setpgroup(&attributes, 0)
-        var empty = sigset_t()
-        sigemptyset(&empty)
-        posix_spawnattr_setsigmask(&attributes, &empty)
-        var defaults = sigset_t()
-        sigemptyset(&defaults)
-        for signal in [SIGPIPE, SIGXFSZ, SIGINT, SIGTERM, SIGHUP] { sigaddset(&defaults, signal) }
-        posix_spawnattr_setsigdefault(&attributes, &defaults)
-
         let environmentLines = environment.map { "\($0.key)=\($0.value)" }
         var pid: pid_t = 0
         let spawned = withCStrings(argv) { cArgv -> Int32 in
             guard let program = cArgv[0] else { return ENOMEM }
             return withCStrings(environmentLines) { cEnvironment in
-                posix_spawnp(&pid, program, &actions, &attributes, cArgv, cEnvironment)
+                // Its own process group, killed whole at the limit (`POSIX.withChildSpawnAttributes`).
+                POSIX.withChildSpawnAttributes { attributes in
+                    posix_spawnp(&pid, program, &actions, &attributes, cArgv, cEnvironment)
+                }
             }
         }
         guard spawned == 0 else { return .failedToStart("\(argv[0]): \(POSIX.describe(spawned))") }

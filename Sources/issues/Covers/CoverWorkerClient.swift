@@ -136,26 +136,15 @@ private struct Worker {
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_adddup2(&actions, pair[1], 0)
         posix_spawn_file_actions_adddup2(&actions, pair[1], 1)
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        posix_spawnattr_setflags(
-            &attributes, Int16(POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
-        posix_spawnattr_setpgroup(&attributes, 0)
-        var empty = sigset_t()
-        sigemptyset(&empty)
-        posix_spawnattr_setsigmask(&attributes, &empty)
-        var defaults = sigset_t()
-        sigemptyset(&defaults)
-        for signal in [SIGPIPE, SIGXFSZ, SIGINT, SIGTERM, SIGHUP] { sigaddset(&defaults, signal) }
-        posix_spawnattr_setsigdefault(&attributes, &defaults)
         // /proc/self/exe, not the path it names: a package upgrade that replaces the binary under a running
         // `issues serve` leaves that path to the new version (or to nothing), and the worker must be this one.
         let program = "/proc/self/exe"
         let argv = [strdup(Self.executableName()), strdup("cover-worker"), nil]
         defer { for pointer in argv { free(pointer) } }
         var pid: pid_t = 0
-        let spawned = posix_spawn(&pid, program, &actions, &attributes, argv, environ)
+        let spawned = POSIX.withChildSpawnAttributes { attributes in
+            posix_spawn(&pid, program, &actions, &attributes, argv, environ)
+        }
         guard spawned == 0 else {
             close(pair[0])
             throw NewsstandError(.io, "cannot start the cover maker \(program): \(POSIX.describe(spawned))")
