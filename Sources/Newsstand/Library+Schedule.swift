@@ -45,10 +45,11 @@ extension Library {
 
     /// Deletes the temporaries of subscription records and statuses that killed processes left: what the
     /// service does as it starts, and `sync` before its checks.
-    package func removeSubscriptionTemporaries() async throws {
+    package func removeSubscriptionTemporaries() async {
         let catalog = self.catalog
         let store = SubscriptionStore(layout: layout)
-        try await runBlocking { try catalog.withLock { try store.removeTemporariesOfDeadWriters() } }
+        // Housekeeping: a lock that cannot be had now leaves them for the next time.
+        try? await runBlocking { try catalog.withLock { store.removeTemporariesOfDeadWriters() } }
     }
 
     /// The issues with a download that was started and not finished (a stop or a crash interrupted it),

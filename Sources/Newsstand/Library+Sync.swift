@@ -36,7 +36,7 @@ extension Library {
         isolation: isolated (any Actor)? = #isolation,
         _ body: (AsyncStream<SyncReport>) async throws -> Void = { for await _ in $0 {} }
     ) async throws -> [SyncReport] {
-        try await removeSubscriptionTemporaries()
+        await removeSubscriptionTemporaries()
         let store = SubscriptionStore(layout: layout)
         let (chosen, damaged) = try await runBlocking { () -> ([Subscription], [NewsstandError]) in
             let (all, damaged) = try store.readable()

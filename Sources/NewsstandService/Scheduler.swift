@@ -102,7 +102,7 @@ public actor Scheduler {
         let (wakes, continuation) = AsyncStream<Wake>.makeStream()
         self.continuation = continuation
         defer { continuation.finish() }
-        try await library.removeSubscriptionTemporaries()
+        await library.removeSubscriptionTemporaries()
         try await reloadAll()
         for (name, origin) in try await library.interruptedIssues() {
             let job = Job.download(issue: name)

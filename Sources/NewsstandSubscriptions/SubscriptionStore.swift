@@ -138,15 +138,17 @@ package struct SubscriptionStore: Sendable {
     /// writer holds the catalog's lock, as the caller must, so each record temporary is a dead writer's.
     /// Statuses are written without the lock: a status temporary goes only when no process has the PID in
     /// its name (a live one may be a reused PID; `verify --repair` takes what is left).
-    package func removeTemporariesOfDeadWriters() throws {
+    package func removeTemporariesOfDeadWriters() {
+        // Housekeeping: one that cannot be deleted (a read-only folder) stays for `verify` to name, and stops
+        // neither the service nor a sync.
         for name in (try? FileManager.default.contentsOfDirectory(atPath: layout.subscriptions)) ?? []
         where LibraryLayout.isTemporary(name) {
-            try POSIX.unlinkIfPresent("\(layout.subscriptions)/\(name)")
+            try? POSIX.unlinkIfPresent("\(layout.subscriptions)/\(name)")
         }
         for name in (try? FileManager.default.contentsOfDirectory(atPath: layout.syncStatus)) ?? []
         where LibraryLayout.isTemporary(name) {
             guard let pid = LibraryLayout.temporaryWriter(name), !POSIX.isRunning(pid) else { continue }
-            try POSIX.unlinkIfPresent("\(layout.syncStatus)/\(name)")
+            try? POSIX.unlinkIfPresent("\(layout.syncStatus)/\(name)")
         }
     }
 

@@ -61,7 +61,9 @@ struct Issues: AsyncParsableCommand {
         if CommandLine.arguments.dropFirst() == [CoverWorkerCommand._commandName] {
             do {
                 try CoverWorkerCommand().run()
-                Foundation.exit(0)
+                // Every answer is written with write(2), nothing is buffered: no exit handler of the image
+                // libraries needs to run (one that hangs would keep the command waiting).
+                _exit(0)
             } catch {
                 Terminal.error("error: the cover worker: \(error)")
                 Foundation.exit(ExitCode.failure.rawValue)

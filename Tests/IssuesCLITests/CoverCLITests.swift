@@ -104,6 +104,27 @@ import Testing
         }
     }
 
+    /// A worker that dies between covers (after its answer, while idle) is replaced, and the next issue's cover
+    /// is made from its images: only a worker that dies on an issue's own images gives it the placeholder.
+    @Test func aWorkerGoneWhileIdleIsReplacedWithoutBlamingTheNextIssue() async throws {
+        try await withTestServer { server in
+            server.serve("/issue.pdf", bytes: Self.pdf())
+            try await withTemporaryDirectory { lib in
+                for name in ["First", "Second", "Third"] {
+                    let added = try run(["add", name, "--date", "2026-11-20", "--asset", server.url("/issue.pdf")], lib)
+                    #expect(added.status == 0, "\(added.stderr)")
+                }
+                #expect(try run(["download", "--no-covers"], lib).status == 0)
+                let made = try run(["covers", "First", "Second", "Third"], lib, crashAt: "cover-replied")
+                #expect(made.status == 0, "\(made.stderr)")
+                for name in ["First", "Second", "Third"] {
+                    #expect(made.stdout.contains("\"\(name)\": cover.jpg from pdf"), "\(made.stdout)")
+                }
+                #expect(!made.stdout.contains("refused"), "\(made.stdout)")
+            }
+        }
+    }
+
     @Test func showNamesTheCoverAndVerifyRepairsIt() async throws {
         try await withTestServer { server in
             server.serve("/issue.pdf", bytes: Self.pdf())

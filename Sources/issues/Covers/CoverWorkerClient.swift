@@ -75,6 +75,9 @@ final class CoverWorkerClient: CoverMaking, @unchecked Sendable {
     }
 
     /// Sends one request and reads its reply, starting a worker if none runs. Call holding `lock`.
+    ///
+    /// A worker kept from an earlier request that turns out to be gone (killed while idle: the OOM killer, an
+    /// admin) is replaced and the request sent again: only a worker that died on this request blames it.
     private func exchange(_ request: CoverWorkerRequest) -> Outcome {
         requests += 1
         defer { stopWhenIdle(after: requests) }
@@ -82,32 +85,55 @@ final class CoverWorkerClient: CoverMaking, @unchecked Sendable {
         do {
             line = [UInt8](try JSONEncoder().encode(request))
             line.append(0x0A)
-            if worker == nil { worker = try Worker.start() }
         } catch {
             return .failed("\(error)")
         }
-        guard var running = worker.take() else { return .failed("no worker") }
-        guard running.send(line) else { return .failed(running.kill()) }
-        let reply: [UInt8]?
-        do {
-            reply = try running.lines.next(timeout: Self.timeoutMilliseconds)
-        } catch {
-            running.kill()
-            return .failed("no answer in \(Self.timeoutMilliseconds / 1000) s")
-        }
-        guard let reply else { return .failed(running.kill()) }
-        worker = running
-        do {
-            return .reply(try JSONDecoder().decode(CoverWorkerReply.self, from: Data(reply)))
-        } catch {
-            return .failed("an unreadable answer: \(error)")
+        var retried = false
+        while true {
+            let reused = worker != nil
+            if worker == nil {
+                do {
+                    worker = try Worker.start()
+                } catch {
+                    return .failed("\(error)")
+                }
+            }
+            guard var running = worker.take() else { return .failed("no worker") }
+            let reply: [UInt8]?
+            if running.send(line) {
+                do {
+                    reply = try running.lines.next(timeout: Self.timeoutMilliseconds)
+                } catch {
+                    running.kill()
+                    return .failed("no answer in \(Self.timeoutMilliseconds / 1000) s")
+                }
+            } else {
+                reply = nil
+            }
+            guard let reply else {
+                let ended = running.kill()
+                if reused && !retried {
+                    retried = true
+                    continue
+                }
+                return .failed(ended)
+            }
+            do {
+                let decoded = try JSONDecoder().decode(CoverWorkerReply.self, from: Data(reply))
+                worker = running
+                return .reply(decoded)
+            } catch {
+                // Out of step with its requests from here on: a new worker serves the next.
+                running.kill()
+                return .failed("an unreadable answer: \(error)")
+            }
         }
     }
 
     private func stopWhenIdle(after request: Int) {
         DispatchQueue.global().asyncAfter(deadline: .now() + Self.idleSeconds) { [weak self] in
-            guard let self else { return }
-            lock.lock()
+            // A cover under way holds the lock, and its own request sets a later timer: this one need not wait.
+            guard let self, lock.try() else { return }
             defer { lock.unlock() }
             guard requests == request else { return }
             worker?.end()
@@ -138,7 +164,8 @@ private struct Worker {
         posix_spawn_file_actions_adddup2(&actions, pair[1], 1)
         // /proc/self/exe, not the path it names: a package upgrade that replaces the binary under a running
         // `issues serve` leaves that path to the new version (or to nothing), and the worker must be this one.
-        let program = "/proc/self/exe"
+        // Without /proc (a bare chroot), the path is what there is.
+        let program = access("/proc/self/exe", X_OK) == 0 ? "/proc/self/exe" : Self.executableName()
         let argv = [strdup(Self.executableName()), strdup("cover-worker"), nil]
         defer { for pointer in argv { free(pointer) } }
         var pid: pid_t = 0
@@ -173,9 +200,18 @@ private struct Worker {
         return true
     }
 
-    /// Ends a worker that is between requests: end of input, then it exits and is reaped.
-    func end() {
+    /// Ends a worker that is between requests: end of input, then it exits (its end of the socket closes) and
+    /// is reaped; one that has not gone within 2 s (stopped, or hung in a library's exit handler) is killed.
+    mutating func end() {
         shutdown(socket, Int32(SHUT_WR))
+        while true {
+            do {
+                guard try lines.next(timeout: 2_000) != nil else { break }
+            } catch {
+                _ = Glibc.kill(pid, SIGKILL)
+                break
+            }
+        }
         _ = reap()
         close(socket)
     }
