@@ -16,7 +16,9 @@ package enum LineFile {
         _ fd: Int32, path: String, from start: Int = 0, to end: Int? = nil,
         _ body: (UnsafeBufferPointer<UInt8>, Int) throws -> Void
     ) throws -> Bool {
-        var buffer = [UInt8](repeating: 0, count: 1 << 22)
+        // 4 MiB for a whole file; a short range (the lines appended since a view last read: a few kilobytes) gets
+        // a buffer its size, not 4 MiB to zero each time. A longer line doubles the buffer below.
+        var buffer = [UInt8](repeating: 0, count: min(1 << 22, max(1 << 12, (end ?? Int.max) - start)))
         var filled = 0
         var fileOffset = start  // of buffer[0]
         while true {

@@ -69,6 +69,7 @@ struct Issues: AsyncParsableCommand {
                 Foundation.exit(ExitCode.failure.rawValue)
             }
         }
+        var failure: (any Error)?
         do {
             var command = try await asyncParseAsRoot()
             if var command = command as? any AsyncParsableCommand {
@@ -76,18 +77,18 @@ struct Issues: AsyncParsableCommand {
             } else {
                 try command.run()
             }
-            CoverWorkerClient.shared.stop()
-            await LibraryOptions.waitForEventDelivery()
-        } catch let error as NewsstandError {
-            CoverWorkerClient.shared.stop()
-            // What the command changed before it failed still reaches the hooks.
-            await LibraryOptions.waitForEventDelivery()
+        } catch {
+            failure = error
+        }
+        // Whatever the outcome: the cover worker ended and reaped, and what the command changed (also before it
+        // failed) delivered to the hooks.
+        CoverWorkerClient.shared.stop()
+        await LibraryOptions.waitForEventDelivery()
+        if let error = failure as? NewsstandError {
             Terminal.error("error: \(error)")
             Foundation.exit(ExitCode.failure.rawValue)
-        } catch {
-            CoverWorkerClient.shared.stop()
-            await LibraryOptions.waitForEventDelivery()
-            exit(withError: error)
+        } else if let failure {
+            exit(withError: failure)
         }
     }
 }

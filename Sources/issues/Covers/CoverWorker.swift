@@ -61,6 +61,8 @@ struct LineReader {
     let fd: Int32
     private var buffer: [UInt8] = []
     private var start = 0
+    /// What each read fills, kept from read to read.
+    private var chunk = [UInt8](repeating: 0, count: 64 * 1024)
 
     init(fd: Int32) { self.fd = fd }
 
@@ -85,7 +87,6 @@ struct LineReader {
             let ready = POSIX.retrying { Glibc.poll(&poll, 1, timeout) }
             if ready == 0 { throw Failure.timedOut }
             if ready < 0 { return nil }
-            var chunk = [UInt8](repeating: 0, count: 64 * 1024)
             let count = chunk.withUnsafeMutableBytes { bytes in
                 POSIX.retrying { read(fd, bytes.baseAddress, bytes.count) }
             }
