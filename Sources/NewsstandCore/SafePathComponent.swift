@@ -54,7 +54,8 @@ package struct SafePathComponent: Hashable, Sendable, CustomStringConvertible {
         let stem = text.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
         let base = stem.uppercased().trimmingCharacters(in: .whitespaces)
         if ["CON", "PRN", "AUX", "NUL"].contains(base) { return true }
-        guard base.utf8.count == 4, base.hasPrefix("COM") || base.hasPrefix("LPT"), let last = base.last else {
+        // By Character: a superscript digit is two UTF-8 bytes, so `COM¹` is five bytes but four Characters.
+        guard base.count == 4, base.hasPrefix("COM") || base.hasPrefix("LPT"), let last = base.last else {
             return false
         }
         // Windows also reserves the superscript digits ¹²³ after COM and LPT.

@@ -56,6 +56,8 @@ public struct SystemdUnit: Sendable, Hashable {
             RestartSec=10s
             WatchdogSec=2min
             TimeoutStopSec=30s
+            # systemd's default soft limit (1,024) is too few open files for a server with many clients.
+            LimitNOFILE=65536
             # One line per event on stderr; journald adds the time.
             StandardError=journal
             # Hardening that still lets it write the library.

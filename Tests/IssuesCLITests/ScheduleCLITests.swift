@@ -102,6 +102,7 @@ import Testing
             let unit = folder.appendingPathComponent("config/systemd/user/issues.service").path
             let text = try String(contentsOfFile: unit, encoding: .utf8)
             #expect(text.contains("Type=notify") && text.contains("WatchdogSec=") && text.contains("Restart=on-failure"))
+        #expect(text.contains("LimitNOFILE=65536"))
             // The library's path reaches systemd quoted, its % and $ escaped: never a specifier or a variable.
             #expect(text.contains("\"--no-http\"") && text.contains("%%h $$HOME"))
             #expect(text.contains("ReadWritePaths=\"\(library.path.replacingOccurrences(of: "%", with: "%%").replacingOccurrences(of: "$", with: "$$"))\""))

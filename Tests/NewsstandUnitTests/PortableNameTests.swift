@@ -39,6 +39,15 @@ import Testing
         }
     }
 
+    /// Superscript digits after COM/LPT are reserved too; the check used to count UTF-8 bytes (5 for `COM¹`).
+    @Test func superscriptDigitDeviceNamesAreReserved() {
+        for name in ["COM¹", "com²", "LPT³", "lpt¹.pdf"] {
+            #expect(SafePathComponent.isReservedDeviceName(name), "\(name)")
+        }
+        #expect(SafePathComponent(sanitizing: "COM¹").value == "_COM¹")
+        #expect(!SafePathComponent.isReservedDeviceName("COM¹²"))
+    }
+
     /// A reserved name at the length cap: its `_` pushes the cut back onto a space or dot, which go again
     /// (found by the ContentDisposition fuzzer).
     @Test func deviceNameAtTheCapEndsWithoutSpaceOrDot() {
