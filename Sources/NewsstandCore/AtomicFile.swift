@@ -47,12 +47,18 @@ package enum AtomicFile {
     }
 
     /// Reads the whole file, or returns nil when it does not exist.
-    package static func read(_ path: String) throws -> Data? {
+    /// - Parameter limit: The largest size read; a larger file (a 64 GiB sparse `config.json`) is refused with an
+    ///   error naming it and its size, instead of a buffer of its size.
+    package static func read(_ path: String, limit: Int64? = nil) throws -> Data? {
         // O_NONBLOCK: a FIFO in a file's place fails the read instead of blocking it (regular files ignore it).
         guard let fd = try POSIX.openIfExists(path, O_RDONLY | O_NONBLOCK) else { return nil }
         defer { _ = close(fd) }
         var info = stat()
         guard fstat(fd, &info) == 0 else { throw NewsstandError.posix(errno, "cannot read", path: path) }
+        if let limit, Int64(info.st_size) > limit {
+            throw NewsstandError(
+                .io, "\(path) is \(ByteFormat.binary(Int64(info.st_size))), more than the \(ByteFormat.binary(limit)) such a file may be; it was not read")
+        }
         var data = Data(count: Int(info.st_size))
         var total = 0
         try data.withUnsafeMutableBytes { buffer in

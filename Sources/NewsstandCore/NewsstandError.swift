@@ -109,7 +109,7 @@ public struct NewsstandError: Error, Sendable, CustomStringConvertible {
     ) {
         self.code = code
         // A URL's password never reaches an error line, whichever URL the caller put in the message.
-        self.message = URLCredentials.redact(message)
+        self.message = URLCredentials.redactSecrets(message)
         self.underlying = underlying
         self.errno = errno
         self.httpStatus = httpStatus

@@ -90,6 +90,52 @@ public enum URLCredentials: Sendable {
         return result
     }
 
+    /// Query keys whose values are secrets (compared lower-cased): API keys, OAuth tokens, signed-URL
+    /// signatures and credentials (AWS SigV4, Google), session ids.
+    static let secretQueryKeys: Set<String> = [
+        "token", "access_token", "refresh_token", "id_token", "auth", "auth_token", "authorization",
+        "api_key", "apikey", "api-key", "key", "secret", "client_secret", "password", "passwd", "pwd",
+        "sig", "signature", "x-amz-signature", "x-amz-credential", "x-amz-security-token",
+        "x-goog-signature", "x-goog-credential", "jwt", "session", "sessionid", "session_id",
+    ]
+
+    /// `text` as it may be shown or logged: passwords of URLs masked (``redact(_:)``) and the values of
+    /// token-like query parameters (``secretQueryKeys``: `?token=…`, `&X-Amz-Signature=…`) replaced by
+    /// ``mask``. What every log line, warning and error goes through; data written for a program to read back
+    /// (`export`, `list --json`) keeps its URLs whole, as a signed URL must be to work.
+    public static func redactSecrets(_ text: String) -> String {
+        let text = redact(text)
+        guard text.utf8.contains(UInt8(ascii: "=")) else { return text }
+        var result = ""
+        result.reserveCapacity(text.utf8.count)
+        var rest = Substring(text)
+        // Each `?` or `&` that starts a `key=value` pair: the value runs to the next separator.
+        while let start = rest.firstIndex(where: { $0 == "?" || $0 == "&" }) {
+            let keyStart = rest.index(after: start)
+            result += rest[...start]
+            rest = rest[keyStart...]
+            guard let equals = rest.firstIndex(where: { $0 == "=" || isQueryEnd($0) || $0 == "?" || $0 == "&" }),
+                rest[equals] == "="
+            else { continue }
+            let key = rest[..<equals]
+            let decoded = (key.removingPercentEncoding ?? String(key)).lowercased()
+            result += rest[...equals]
+            rest = rest[rest.index(after: equals)...]
+            guard secretQueryKeys.contains(decoded) else { continue }
+            let valueEnd = rest.firstIndex(where: { $0 == "&" || isQueryEnd($0) }) ?? rest.endIndex
+            if valueEnd > rest.startIndex { result += mask }
+            rest = rest[valueEnd...]
+        }
+        result += rest
+        return result
+    }
+
+    /// Whether `character` ends a query value in running text: a fragment, white space, a quote or a bracket.
+    private static func isQueryEnd(_ character: Character) -> Bool {
+        character == "#" || character.isWhitespace || character == "\"" || character == "'" || character == "<"
+            || character == ">" || character == ")" || character == "]" || character == ","
+    }
+
     /// Whether `text` has both a `://` and an `@`, scanned over its UTF-8 bytes: `String.contains(_:)` with a
     /// string argument goes through Foundation (`CFStringFind` over UTF-16), which was a quarter of a
     /// 100,000-issue `issues list` (every 1 MiB chunk of output passes here).

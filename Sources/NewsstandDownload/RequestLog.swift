@@ -10,7 +10,7 @@ import NewsstandCore
 /// validators sent) and one when it ends (status, validators received, where a redirect points, bytes and
 /// time). At debug level (`-vv`) the ranges asked for and answered are added. Header values that are
 /// secrets never appear: only the validators and ranges are printed, and URLs pass through
-/// ``URLCredentials/redact(_:)``.
+/// ``URLCredentials/redactSecrets(_:)`` (passwords and token-like query values masked).
 final class RequestLog: Sendable {
     private let logger: Logger
     private let url: String
@@ -22,9 +22,9 @@ final class RequestLog: Sendable {
     /// the origin's, not the proxy's).
     init(logger: Logger, request: HTTPClient.Request, shownURL: String, via proxy: String?) {
         self.logger = logger
-        self.url = URLCredentials.redact(shownURL)
+        self.url = URLCredentials.redactSecrets(shownURL)
         var line = "\(request.method.rawValue) \(url)"
-        if let proxy { line += " via proxy \(URLCredentials.redact(proxy))" }
+        if let proxy { line += " via proxy \(URLCredentials.redactSecrets(proxy))" }
         for name in ["If-None-Match", "If-Modified-Since", "If-Range"] {
             if let value = request.headers.first(name: name) { line += " \(name): \(value)" }
         }
@@ -47,18 +47,18 @@ final class RequestLog: Sendable {
         let count = bytes.load(ordering: .relaxed)
         let time = String(format: "%.3f s", seconds)
         guard let head = head.withLock({ $0 }) else {
-            logger.info("\(url): no answer after \(time): \(error.map { URLCredentials.redact("\($0)") } ?? "closed")")
+            logger.info("\(url): no answer after \(time): \(error.map { URLCredentials.redactSecrets("\($0)") } ?? "closed")")
             return
         }
         var line = "\(head.status.code) \(head.status.reasonPhrase) \(url) \(count) bytes in \(time)"
         for name in ["ETag", "Last-Modified"] {
             if let value = head.headers.first(name: name) { line += " \(name): \(value)" }
         }
-        if let location = head.headers.first(name: "Location") { line += " → \(URLCredentials.redact(location))" }
+        if let location = head.headers.first(name: "Location") { line += " → \(URLCredentials.redactSecrets(location))" }
         if logger.logLevel <= .debug, let range = head.headers.first(name: "Content-Range") {
             line += " Content-Range: \(range)"
         }
-        if let error, !(error is CancellationError) { line += " (then: \(URLCredentials.redact("\(error)")))" }
+        if let error, !(error is CancellationError) { line += " (then: \(URLCredentials.redactSecrets("\(error)")))" }
         logger.info("\(line)")
     }
 }

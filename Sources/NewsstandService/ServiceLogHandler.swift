@@ -46,7 +46,8 @@ public struct ServiceLogHandler: LogHandler {
             // One event, one line: a newline in a feed's title must not forge a second entry.
             line = line.replacingOccurrences(of: "\n", with: "\\n").replacingOccurrences(of: "\r", with: "\\r")
         }
-        let bytes = Array((line + "\n").utf8)
+        // The journal is a log like any other: no password or token-like query value reaches it.
+        let bytes = Array((URLCredentials.redactSecrets(line) + "\n").utf8)
         _ = bytes.withUnsafeBytes { Glibc.write(STDERR_FILENO, $0.baseAddress, $0.count) }
     }
 }

@@ -96,6 +96,27 @@ import Testing
         }
     }
 
+    /// Issue 46 item 9: a 64 GiB sparse `config.json` (no disk used) is one clear error, not an allocation of its
+    /// size and a runtime trap; the catalog is untouched.
+    @Test func aHugeSparseConfigFileIsRefusedWithoutReadingIt() async throws {
+        try await withTemporaryDirectory { folder in
+            let library = folder.appendingPathComponent("library")
+            let configHome = folder.appendingPathComponent("xdg")
+            #expect(try run(["add", "Kept", "--date", "2026-11-20"], library: library, configHome: configHome).status == 0)
+            let file = library.appendingPathComponent("config.json").path
+            #expect(FileManager.default.createFile(atPath: file, contents: Data()))
+            #expect(truncate(file, 64 << 30) == 0)
+            for args in [["download"], ["sync"], ["config"]] {
+                let r = try run(args, library: library, configHome: configHome)
+                #expect(r.status == 1, "\(args): \(r.stderr)")
+                #expect(r.stderr.hasPrefix("error: "), "\(args): \(r.stderr)")
+                #expect(r.stderr.contains(file) && r.stderr.contains("64.0 GiB"), "\(args): \(r.stderr)")
+            }
+            try FileManager.default.removeItem(atPath: file)
+            #expect(try run(["show", "Kept"], library: library, configHome: configHome).status == 0)
+        }
+    }
+
     /// The cron case: the private CA is named once, in the library's config file; then a plain `subscribe`
     /// and a plain `sync` (no --cacert) reach the TLS server. Without the file the same sync fails.
     @Test func aCACertInTheConfigFileServesThePlainCronLine() async throws {

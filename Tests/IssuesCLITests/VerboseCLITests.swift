@@ -46,6 +46,27 @@ import Testing
         }
     }
 
+    /// Issue 46 item 2: token-like query values of an asset URL (API keys, signed-URL signatures) never reach
+    /// `-v`'s lines, while the download still uses them and `export` gives the URL back whole.
+    @Test func verboseHidesTokenLikeQueryValues() async throws {
+        let secret = "t0ken-s3cret"
+        try await withTestServer { server in
+            server.serve("/a.bin", bytes: patternBytes(count: 3_000, seed: 4))
+            let url = server.url("/a.bin") + "?api_key=\(secret)&page=2&X-Amz-Signature=\(secret)9"
+            try await withTemporaryDirectory { lib in
+                var r = try CommandRunner.issues(["add", "T", "--date", "2026-11-20", "--asset", url], library: lib)
+                #expect(r.status == 0, "\(r.stderr)")
+                r = try CommandRunner.issues(["download", "T", "-vv"], library: lib)
+                #expect(r.status == 0, "\(r.stderr)")
+                #expect(r.stderr.contains("GET http://127.0.0.1:\(server.port)/a.bin?api_key=***&page=2&X-Amz-Signature=***"), "\(r.stderr)")
+                #expect(r.stderr.contains("200 OK"), "\(r.stderr)")
+                #expect(!r.stderr.contains(secret), "\(r.stderr)")
+                r = try CommandRunner.issues(["export"], library: lib)
+                #expect(r.status == 0 && r.stdout.contains(secret), "export keeps the URL as it must be fetched")
+            }
+        }
+    }
+
     @Test func doubleVerboseShowsRetries() async throws {
         try await withTestServer { server in
             server.serve("/flaky.bin", bytes: patternBytes(count: 4_000, seed: 10))

@@ -65,6 +65,27 @@ struct ServerTests {
         }
     }
 
+    /// Issue 46 item 9: a body past the 1 MiB a route reads is a 413 in the API's one error shape, not a 500
+    /// carrying a Swift debug description; the same for a form page.
+    @Test func anOversizedBodyIsA413InTheErrorShape() async throws {
+        try await withServer { served in
+            let token = try await served.csrfToken()
+            let big = "{\"url\": \"" + String(repeating: "a", count: (1 << 20) + 10) + "\"}"
+            let api = try await served.request(
+                .POST, "/api/subscriptions",
+                headers: [("Origin", served.origin), ("X-CSRF-Token", token), ("Content-Type", "application/json")], body: big)
+            #expect(api.status == 413, "\(api.status) \(api.body.prefix(300))")
+            #expect(api.body.contains("\"code\":\"http413\"") && api.body.contains("larger than 1 MiB"), "\(api.body.prefix(300))")
+            #expect(!api.body.contains("NIOTooManyBytesError"))
+            let form = try await served.request(
+                .POST, "/subscriptions",
+                headers: [("Origin", served.origin), ("Content-Type", "application/x-www-form-urlencoded")],
+                body: "url=" + String(repeating: "b", count: (1 << 20) + 10) + "&csrf=\(token)")
+            #expect(form.status == 413, "\(form.status) \(form.body.prefix(300))")
+            #expect(!form.body.contains("NIOTooManyBytesError"))
+        }
+    }
+
     @Test func loopbackNamesAreAllowed() async throws {
         try await withServer { served in
             for host in ["localhost:\(served.port)", "[::1]:\(served.port)", "127.0.0.1:\(served.port)"] {

@@ -23,8 +23,18 @@ enum ErrorResponse {
             return make(status: .badRequest, code: "badRequest", message: error.description, api: api, nonce: nonce)
         case let error as HTTPError:
             return make(status: error.status, code: "http\(error.status.code)", message: error.body ?? error.status.reasonPhrase, api: api, nonce: nonce)
+        case let error as any HTTPResponseError where error.status == .contentTooLarge:
+            // A body past the 1 MiB every route collects (NIOTooManyBytesError): the client's mistake, said plainly.
+            return make(
+                status: .contentTooLarge, code: "http413", message: "the request body is larger than 1 MiB", api: api,
+                nonce: nonce)
+        case let error as any HTTPResponseError:
+            return make(status: error.status, code: "http\(error.status.code)", message: error.status.reasonPhrase, api: api, nonce: nonce)
         default:
-            return make(status: .internalServerError, code: "internal", message: "\(error)", api: api, nonce: nonce)
+            // Never a Swift debug description to a client: the type says enough to find it in the log.
+            return make(
+                status: .internalServerError, code: "internal", message: "internal error (\(type(of: error)))", api: api,
+                nonce: nonce)
         }
     }
 

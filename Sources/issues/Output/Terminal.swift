@@ -68,7 +68,9 @@ enum Terminal {
 
     static func write(_ text: String, to fd: Int32) {
         // Every line the command writes passes here: a URL's password is hidden whatever printed it.
-        var text = URLCredentials.redact(text)
+        // On stderr (errors, warnings, `-v` request lines) token-like query values are hidden too; stdout keeps
+        // URLs whole, as `export` and `list --json` must give signed URLs back.
+        var text = fd == STDERR_FILENO ? URLCredentials.redactSecrets(text) : URLCredentials.redact(text)
         // A closed stdout (e.g. `| head`) leaves nothing useful to do: the error is dropped.
         text.withUTF8 { _ = POSIX.writeAllOrErrno(fd, UnsafeRawBufferPointer($0)) }
     }
