@@ -245,14 +245,23 @@ package final class HookDelivery: Sendable {
         request.headers.add(name: "X-Issues-Timestamp", value: timestamp)
         request.headers.add(name: "X-Issues-Signature", value: "sha256=" + Self.signature(body, timestamp: timestamp, secret: secret))
         request.body = .bytes(ByteBuffer(bytes: body))
-        let client = HTTPClient(eventLoopGroupProvider: .singleton)
+        // Redirects are not followed: the signed event would go, signature and all, wherever a redirect points
+        // (another origin); the webhook is the URL the config names.
+        var configuration = HTTPClient.Configuration()
+        configuration.redirectConfiguration = .disallow
+        let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
         let failure: String?
         do {
             let response = try await client.execute(request, timeout: .milliseconds(Int64(timeout * 1000)))
             _ = try? await response.body.collect(upTo: 1 << 16)
-            failure =
-                (200..<300).contains(response.status.code)
-                ? nil : "\(url.absoluteString) answered \(response.status.code)"
+            let code = response.status.code
+            if (200..<300).contains(code) {
+                failure = nil
+            } else if (300..<400).contains(code) {
+                failure = "\(url.absoluteString) answered \(code), a redirect, which a webhook does not follow: set its URL to where it points"
+            } else {
+                failure = "\(url.absoluteString) answered \(code)"
+            }
         } catch {
             failure = "\(url.absoluteString): \(error)"
         }

@@ -145,6 +145,23 @@ import Testing
         }
     }
 
+    /// Issue 46 item 9: a webhook that answers with a redirect to another origin does not get the signed event
+    /// sent on there; the failure names the redirect.
+    @Test func aWebhookRedirectIsNotFollowedToAnotherOrigin() async throws {
+        let receiver = try await TestWebhookReceiver.start()
+        defer { Task { try? await receiver.shutdown() } }
+        try await withTestServer { server in
+            server.setFaults("/hook", Faults(redirectTo: receiver.url))
+            try await withTemporaryDirectory { lib in
+                try writeHooks(lib, [["name": "hub", "webhook": server.url("/hook"), "secret": "k"]])
+                let r = try run(["add", "Redirected", "--date", "2026-11-20"], lib)
+                #expect(r.status == 0, "\(r.stderr)")
+                #expect(r.stderr.contains("a redirect, which a webhook does not follow"), "\(r.stderr)")
+                #expect(receiver.deliveries.isEmpty, "\(receiver.deliveries.map(\.status))")
+            }
+        }
+    }
+
     @Test func followSeesAnotherProcesssChangeWithinASecondAndEndsCleanly() async throws {
         try await withTemporaryDirectory { lib in
             #expect(try run(["add", "First", "--date", "2026-11-20"], lib).status == 0)
