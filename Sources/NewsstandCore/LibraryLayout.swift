@@ -116,6 +116,9 @@ package struct LibraryLayout: Sendable, Hashable {
     package var credentials: String { root + "/.credentials.json" }
     /// The library's own settings file.
     package var config: String { root + "/config.json" }
+    /// The largest settings file read (the library's or the user's; the CLI and the hooks read the same file): a
+    /// few KiB in use, so a larger one is a mistake or an attack, refused before a buffer of its size is made.
+    package static let maximumConfigBytes: Int64 = 4 << 20
     /// Which issues were opened (NewsstandKit's "new" badge cleared): a set of names beside the catalog, so
     /// that issue records keep their format (``ReadStateStore``).
     package var readState: String { root + "/.read-state.json" }

@@ -47,7 +47,7 @@ package enum HookConfiguration {
     /// The hooks configured in the file at `path`; none when the file or its `hooks` key is missing.
     /// - Throws: `.invalidHooks` naming the file and the first thing wrong with its `hooks`.
     package static func read(_ path: String) throws -> [Hook] {
-        guard let data = try AtomicFile.read(path, limit: 4 << 20) else { return [] }
+        guard let data = try AtomicFile.read(path, limit: LibraryLayout.maximumConfigBytes) else { return [] }
         func bad(_ reason: String) -> NewsstandError {
             NewsstandError(.invalidHooks, "\(path): \(reason)")
         }

@@ -23,13 +23,12 @@ enum ErrorResponse {
             return make(status: .badRequest, code: "badRequest", message: error.description, api: api, nonce: nonce)
         case let error as HTTPError:
             return make(status: error.status, code: "http\(error.status.code)", message: error.body ?? error.status.reasonPhrase, api: api, nonce: nonce)
-        case let error as any HTTPResponseError where error.status == .contentTooLarge:
-            // A body past the 1 MiB every route collects (NIOTooManyBytesError): the client's mistake, said plainly.
-            return make(
-                status: .contentTooLarge, code: "http413", message: "the request body is larger than 1 MiB", api: api,
-                nonce: nonce)
         case let error as any HTTPResponseError:
-            return make(status: error.status, code: "http\(error.status.code)", message: error.status.reasonPhrase, api: api, nonce: nonce)
+            // Hummingbird's and NIO's own errors: a body past the 1 MiB every route collects (NIOTooManyBytesError)
+            // is the client's mistake, said plainly.
+            let message =
+                error.status == .contentTooLarge ? "the request body is larger than 1 MiB" : error.status.reasonPhrase
+            return make(status: error.status, code: "http\(error.status.code)", message: message, api: api, nonce: nonce)
         default:
             // Never a Swift debug description to a client: the type says enough to find it in the log.
             return make(

@@ -34,15 +34,12 @@ struct ConfigFile: Sendable {
     /// Keys other parts of the program read from the same file.
     static let passedThroughKeys: Set<String> = ["hooks", "serve"]
 
-    /// The largest config file read: a settings file is a few KiB; a huge one is a mistake or an attack.
-    static let maximumBytes: Int64 = 4 << 20
-
     /// Reads the file at `path`; nil when there is none.
     /// - Throws: `.invalidConfiguration`, one line naming the file and the line of the mistake.
     static func read(_ path: String) throws -> ConfigFile? {
         let data: Data
         do {
-            guard let read = try AtomicFile.read(path, limit: ConfigFile.maximumBytes) else { return nil }
+            guard let read = try AtomicFile.read(path, limit: LibraryLayout.maximumConfigBytes) else { return nil }
             data = read
         } catch let error as NewsstandError {
             throw NewsstandError(.invalidConfiguration, "cannot read the config file \(path): \(error.message)")
