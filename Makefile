@@ -5,6 +5,8 @@ SWIFT      ?= swift
 APT_GET    := $(shell command -v sudo >/dev/null 2>&1 && [ "$$(id -u)" != 0 ] && echo sudo) apt-get
 # Debian packages each target needs: package name = a file it installs.
 BUILD_PKGS := libarchive-dev:/usr/include/archive.h pkg-config:/usr/bin/pkg-config
+# The catalog's database: GRDB links Debian's SQLite; the sqlite3 shell reads it in tests and by hand.
+BUILD_PKGS += libsqlite3-dev:/usr/include/sqlite3.h sqlite3:/usr/bin/sqlite3
 # Covers (NewsstandCovers): libvips decodes and resizes images, poppler-glib renders a PDF's first page. libvips
 # brings Pango and fontconfig, and fontconfig a font (fonts-dejavu-core), which the placeholder's text needs.
 BUILD_PKGS += libvips-dev:/usr/include/vips/vips.h libpoppler-glib-dev:/usr/include/poppler/glib/poppler.h
@@ -316,7 +318,7 @@ FUZZ_BUILD   := $(FUZZ_NICE) $(SWIFT) build -c release --scratch-path $(FUZZ_DIR
 # Longest input tried: a few catalog records; a header line; a path up to PATH_MAX plus a link target;
 # a feed of a few items.
 FUZZ_MAXLEN_JSONReader         := 16384
-FUZZ_MAXLEN_CatalogRecord      := 16384
+FUZZ_MAXLEN_CatalogRecord      := 65536
 FUZZ_MAXLEN_ContentRange       := 256
 FUZZ_MAXLEN_RetryAfter         := 256
 FUZZ_MAXLEN_ContentDisposition := 1024

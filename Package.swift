@@ -24,6 +24,8 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
+        // The catalog's database (SQLite through Debian's libsqlite3-dev).
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         // `make docs` only: a command plugin (`swift package generate-documentation`). No target depends on it,
         // so it adds no product and no build step for a package that depends on this one.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
@@ -71,11 +73,12 @@ let package = Package(
             name: "NewsstandArchive",
             dependencies: ["NewsstandCore", "CLibArchive", "CSystemShims"]
         ),
-        // The catalog on disk: buckets, index, changes, upgrade, verify's checks, removal.
+        // The catalog: its SQLite database, changes, events, upgrade, verify's checks, removal.
         .target(
             name: "NewsstandCatalog",
             dependencies: [
                 "NewsstandCore", "NewsstandArchive", "CSystemShims",
+                .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -253,7 +256,7 @@ let package = Package(
         .testTarget(
             name: "IssuesCLITests",
             dependencies: ["issues", "Newsstand", "NewsstandTestSupport"],
-            exclude: ["Fixtures/pty_screen.py"]  // run by path (#filePath), not a resource
+            exclude: ["Fixtures/pty_screen.py", "Fixtures/make_v3_library.py"]  // run by path (#filePath), not resources
         ),
         // The scheduler and the service: a simulated week against real loopback feeds, the plan's rules.
         .testTarget(

@@ -1,13 +1,29 @@
 import Foundation
-// libFuzzer target for the catalog's own formats, fed raw bytes as a damaged or hostile file would be:
-// an issue record (`IssueRecord.decode`), a line of the index (`CatalogIndex.parse`), a bucket file
-// (`CatalogBucket`), and lines of the index and its summary as `list` reads them (`IssueListingBuilder`), built with the product files the Makefile lists (see `make fuzz`). Beyond "no
-// crash", what the catalog accepts it must write back so that it reads the same again, and the one-asset
-// read (`IssueRecord.decodeAsset`, what a download reads as it starts an asset) must agree with the whole
-// decode on every asset of a record the whole decode accepts.
+// libFuzzer target for what the catalog reads from outside data, fed raw bytes as a damaged or hostile file
+// would be: an issue record (`IssueRecord.decode`, the JSON in the database's `record` column and in an
+// import), a stored event (`CatalogEvent.decode`), a bucket file of a version 2 or 3 library that the upgrade
+// reads (`CatalogBucket`), and, for inputs that start as an SQLite file does, a damaged database
+// (`.catalog/catalog.sqlite`) that every read must refuse with an error or read, never crash on. Built with
+// the product files the Makefile lists (see `make fuzz`). Beyond "no crash", what the catalog accepts it must
+// write back so that it reads the same again; the one-asset read (`IssueRecord.decodeAsset`) must agree with
+// the whole decode; and a record put into a real catalog lists as its summary says.
 import FuzzSupport
 import NewsstandCatalog
 import NewsstandCore
+
+/// One scratch library per process, emptied for each input.
+nonisolated(unsafe) private var scratch: String?
+
+private func freshLibrary() -> LibraryLayout {
+    let root = scratch ?? {
+        let path = NSTemporaryDirectory() + "fuzz-catalog-\(getpid())"
+        scratch = path
+        return path
+    }()
+    try? FileManager.default.removeItem(atPath: root)
+    try? FileManager.default.createDirectory(atPath: root + "/.catalog", withIntermediateDirectories: true)
+    return LibraryLayout(root: root)
+}
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzCatalogRecord(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
@@ -33,65 +49,46 @@ public func fuzzCatalogRecord(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CIn
                 standing.hasOrigin == (issue.origin != nil)
             else { fatalError("the one-asset read disagrees with the whole decode") }
         }
-        // Its index line reads back with the same summary and the record's bytes at the stated place.
-        var line = JSONWriter()
-        CatalogIndex.line(key: String(repeating: "a", count: 32), issue: issue, into: &line)
-        let text = Array(line.bytes.dropLast())  // without the newline
-        guard case .issue(let entry)? = try? text.withUnsafeBufferPointer({ try CatalogIndex.parse($0, offset: 0) }),
-            entry.summary == IssueSummary(issue),
-            Array(text[entry.recordOffset..<(entry.recordOffset + Int(entry.recordLength))]) == Array(bytes.dropLast())
-        else { fatalError("the index line of an accepted record does not read back") }
-        // `list` reads the same issue from the index line and from its summary line, by position.
-        var summary: [UInt8] = []
-        line.bytes.withUnsafeBufferPointer { CatalogSummary.derive($0, at: 100, into: &summary) }
-        let summaryLine = Array(summary.dropLast())
-        guard summaryLine.withUnsafeBufferPointer({ CatalogSummary.end(of: $0) }) == 100 + line.bytes.count else {
-            fatalError("a summary line does not end where its index line does")
+        // Put into a real catalog, it reads back whole and lists as its summary says.
+        let catalog = Catalog(layout: freshLibrary(), durable: false)
+        do {
+            try catalog.prepare(create: true)
+            try catalog.write { try $0.put(issue) }
+        } catch {
+            fatalError("an accepted record cannot be stored (\(error))")
         }
-        for unique in [false, true] {
-            var fromIndex = IssueListingBuilder(lines: 1)
-            var fromSummary = IssueListingBuilder(lines: 1)
-            do {
-                try text.withUnsafeBufferPointer { try fromIndex.addIndexLine($0, offset: 0, unique: unique) }
-                try summaryLine.withUnsafeBufferPointer { try fromSummary.addSummaryLine($0, unique: unique) }
-            } catch {
-                fatalError("the lines of an accepted record do not list (\(error))")
-            }
-            let listed = Array(fromIndex.listing(status: nil))
-            guard listed == [IssueSummary(issue)], Array(fromSummary.listing(status: nil)) == listed else {
-                fatalError("the listing of an accepted record differs from its summary")
-            }
+        var stored = issue
+        stored.updateStatus()
+        guard (try? catalog.issue(named: issue.name)) == stored else { fatalError("a stored record reads back otherwise") }
+        guard let listed = try? Array(catalog.listing()), listed == [IssueSummary(stored)] else {
+            fatalError("the listing of a stored record differs from its summary")
         }
     }
-
-    // Any lines, as a damaged summary or index holds them: refused or listed, never a crash.
-    var builder = IssueListingBuilder(lines: 16)
-    var start = 0
-    for (index, byte) in input.enumerated() where byte == 0x0A || index == input.count - 1 {
-        let end = byte == 0x0A ? index : index + 1
-        let piece = UnsafeBufferPointer(rebasing: input[start..<end])
-        _ = try? builder.addSummaryLine(piece, unique: start == 0)
-        _ = try? builder.addIndexLine(piece, offset: start, unique: start % 3 == 0)
-        _ = CatalogSummary.end(of: piece)
-        start = index + 1
-    }
-    let listing = builder.listing(status: nil)
-    listing.forEachRow { _, _, _ in }
-    _ = Array(listing)
 
     _ = try? IssueRecord.decodeAsset("a", ofIssueNamed: "x", in: input, path: "fuzz")
-    _ = try? CatalogIndex.parse(input, offset: 0)
-
+    if let event = try? CatalogEvent.decode(input, path: "fuzz") {
+        let line = event.encoded().dropLast()
+        guard let again = try? Array(line).withUnsafeBufferPointer({ try CatalogEvent.decode($0, path: "again") }),
+            again.id == event.id, again.kind == event.kind, again.issue == event.issue
+        else { fatalError("an accepted event, written back, does not read the same") }
+    }
     if let bucket = try? CatalogBucket(path: "fuzz", data: Data(buffer: input)) {
-        for line in bucket.lines where line.kind == .issue { _ = try? CatalogBucket.decodeIssue(line, path: "fuzz") }
-        _ = bucket.claims()
-        let again: CatalogBucket
-        do {
-            again = try CatalogBucket(path: "again", data: Data(bucket.encoded()))
-        } catch {
-            fatalError("an accepted bucket, written back, does not read (\(error))")
-        }
-        guard again.lines.count == bucket.lines.count else { fatalError("a bucket lost lines on a round trip") }
+        _ = try? bucket.issues()
+    }
+
+    // A damaged database: refused with an error or read, never a crash, and never rebuilt over.
+    if input.starts(with: Array("SQLite format 3".utf8)) {
+        let layout = freshLibrary()
+        FileManager.default.createFile(atPath: layout.database, contents: Data(buffer: input))
+        FileManager.default.createFile(atPath: layout.manifest, contents: Data(#"{"version":4}"#.utf8))
+        let catalog = Catalog(layout: layout, durable: false)
+        _ = try? catalog.prepare(create: false)
+        _ = try? catalog.integrityProblems()
+        if let listing = try? catalog.listing() { listing.forEachRow { _, _, _ in } }
+        _ = try? catalog.allRecords(threads: 1)
+        _ = try? catalog.pendingMarkers()
+        _ = try? catalog.readEvents(after: 0)
+        _ = try? catalog.write { try $0.put(Issue(name: "n", date: IssueDate(uncheckedYear: 2026, month: 1, day: 1), folderName: "n")) }
     }
     return 0
 }

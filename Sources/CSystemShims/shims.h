@@ -14,6 +14,8 @@
 // CLibArchive imports CSystemShims on the line before it; otherwise the owner would depend on how
 // the build happens to batch files together.
 #include <sys/stat.h>
+// `statfs` and its `f_type`: the catalog keeps SQLite's rollback journal on network file systems.
+#include <sys/vfs.h>
 #ifdef __linux__
 // Declared here rather than through <sys/random.h>, whose includes clash with Swift's Glibc module.
 extern ssize_t getrandom(void *buffer, size_t length, unsigned int flags);

@@ -125,8 +125,7 @@ extension Library {
                 var seen = Set<String>()
                 keys = names.map(Catalog.key(for:)).filter { seen.insert($0).inserted }
             } else {
-                keys = try catalog.openIndex().liveEntries()
-                    .filter { $0.summary.status != .available && !$0.summary.isBeingRemoved }.map(\.key.text)
+                keys = try catalog.issueKeys(excluding: .available)
             }
             // In changes of at most `selectionChunk` issues: one change of 10,000 held every record and bucket it
             // rewrote at once (64 MiB of a 10,000-asset download's 96 MiB peak, sampled). A kill between two

@@ -24,9 +24,6 @@ extension Library {
             func flush() throws {
                 let items = batch
                 batch.removeAll()
-                // Deepen the buckets before a large batch rather than after it: one write of each
-                // bucket instead of a write and a split.
-                try catalog.prepareForAdding(items.count)
                 try catalog.write { changes in
                     for item in items {
                         switch item.result {
@@ -108,13 +105,8 @@ extension Library {
                     count += 1
                 }
             } else {
-                let reader = try catalog.openIndex()
-                let entries = try reader.sortedEntries().filter { !$0.summary.isBeingRemoved }
-                var record: [UInt8] = []
-                for entry in entries {
-                    try reader.recordBytes(entry, into: &record)
-                    let issue = try record.withUnsafeBufferPointer { try IssueRecord.decode($0, path: reader.path) }
-                    try emit(issue, first: count == 0)
+                try catalog.forEachRecord(live: true) { key, record in
+                    try emit(try IssueRecord.decode(record, path: catalog.recordPath(key)), first: count == 0)
                     count += 1
                 }
             }

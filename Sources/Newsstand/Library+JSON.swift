@@ -38,57 +38,16 @@ extension Library {
         let catalog = self.catalog
         let fd = output.fileDescriptor
         try await runBlocking {
-            let reader = try catalog.openIndex()
-            let entries = try reader.sortedEntries(status: status)
             var out = JSONWriter(capacity: 1 << 20)
-            var record: [UInt8] = []
             out.raw("[")
             var written = 0
-            for entry in entries {
-                try reader.recordBytes(entry, into: &record)
-                try record.withUnsafeBufferPointer { bytes in
-                    // Subscription and publication are in the record, not the index: decoded to filter.
-                    if filter.needsRecords {
-                        let issue = try IssueRecord.decode(bytes, path: reader.path)
-                        guard filter.matches(issue) else { return }
-                        out.raw(written == 0 ? "\n" : ",\n")
-                        written += 1
-                        self.writeJSON(self.redacted(self.live(issue)), into: &out)
-                        return
-                    }
-                    out.raw(written == 0 ? "\n" : ",\n")
-                    written += 1
-                    if entry.summary.status == .downloading || Library.mayHoldHeaders(bytes) {
-                        // Bytes in flight are read from disk, and header values are redacted, so this
-                        // record is decoded and written anew.
-                        let issue = try IssueRecord.decode(bytes, path: reader.path)
-                        self.writeJSON(self.redacted(self.live(issue)), into: &out)
-                    } else {
-                        let damaged = { (error: any Error) in
-                            NewsstandError(
-                                .manifestUnreadable,
-                                "\(reader.path) holds a damaged record at byte \(entry.recordOffset); run `issues verify --repair`",
-                                underlying: error)
-                        }
-                        var cover: CoverSplice?
-                        do {
-                            if Library.contains(bytes, Library.coverRoleBytes) {
-                                cover = try CoverSplice(bytes)
-                            } else {
-                                var check = JSONReader(bytes: bytes)
-                                try check.skipValue()
-                            }
-                        } catch {
-                            throw damaged(error)
-                        }
-                        self.writePrefix(entry.summary, into: &out)
-                        if let cover {
-                            cover.write(bytes, into: &out)
-                        } else {
-                            out.append(UnsafeBufferPointer(rebasing: bytes.dropFirst()))
-                        }
-                    }
-                }
+            try catalog.forEachRecord(status: status) { key, bytes in
+                let issue = try IssueRecord.decode(bytes, path: catalog.recordPath(key))
+                guard filter.matches(issue) else { return }
+                out.raw(written == 0 ? "\n" : ",\n")
+                written += 1
+                // Bytes in flight are read from disk, and header values are redacted.
+                self.writeJSON(self.redacted(self.live(issue)), into: &out)
                 if out.bytes.count > 1 << 20 {
                     try Library.write(out.bytes, to: fd)
                     out.removeAll()
@@ -106,33 +65,6 @@ extension Library {
             issue.assets[index].headers = issue.assets[index].redactedHeaders
         }
         return issue
-    }
-
-    /// Whether a stored record may hold request headers: true when its bytes contain the `"headers":`
-    /// key. A string that merely contains that text gives a false positive, which costs only a decode.
-    static func mayHoldHeaders(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
-        contains(bytes, headersKeyBytes)
-    }
-
-    private static let headersKeyBytes = Array("\"headers\":".utf8)
-    /// What a stored asset object holds when it is the cover's source (a string value never holds these bytes
-    /// unescaped; a `userInfo` entry may, which costs only a closer look).
-    static let coverRoleBytes = Array("\"role\":\"cover\"".utf8)
-
-    /// Whether `key`'s bytes occur in `bytes`.
-    static func contains(_ bytes: UnsafeBufferPointer<UInt8>, _ key: [UInt8]) -> Bool {
-        guard bytes.count >= key.count else { return false }
-        var index = 0
-        let last = bytes.count - key.count
-        while index <= last {
-            if bytes[index] == key[0], bytes[index + 1] == key[1] {
-                var matched = 2
-                while matched < key.count, bytes[index + matched] == key[matched] { matched += 1 }
-                if matched == key.count { return true }
-            }
-            index += 1
-        }
-        return false
     }
 
     /// The issue with each asset in flight showing the bytes on disk now (here or in another process).

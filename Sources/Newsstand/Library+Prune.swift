@@ -79,12 +79,11 @@ struct PrunePlanner {
     }
 
     func plan() throws -> Plan {
-        let reader = try catalog.openIndex()
         var candidates: [Candidate] = []
         let leftovers = DownloadLeftovers(layout: layout)
         let assetLocks = AssetLock.Probe(layout: layout)
-        try reader.forEachRecord(of: try reader.liveEntries().filter { !$0.summary.isBeingRemoved }) { _, record in
-            let issue = try IssueRecord.decode(record, path: reader.path)
+        try catalog.forEachRecord(live: true) { key, record in
+            let issue = try IssueRecord.decode(record, path: catalog.recordPath(key))
             if let id = policy.subscriptionID, issue.origin?.subscriptionID != id { return }
             candidates.append(
                 Candidate(

@@ -24,13 +24,7 @@ extension Library {
     public func issues(status: Issue.Status? = nil) async throws -> [Issue] {
         let catalog = self.catalog
         return try await runBlocking {
-            let reader = try catalog.openIndex()
-            let entries = try reader.sortedEntries(status: status)
-            var buffer: [UInt8] = []
-            return try entries.map { entry in
-                try reader.recordBytes(entry, into: &buffer)
-                return try buffer.withUnsafeBufferPointer { try IssueRecord.decode($0, path: reader.path) }
-            }
+            try catalog.issues(status: status)
         }.map(located)
     }
 

@@ -40,33 +40,4 @@ extension Library {
             }
         }
     }
-
-    /// Resolves a disagreement between `library.json`'s bucket depth and the bucket folders on disk, which
-    /// ``open(at:configuration:logger:createIfMissing:)`` refuses: finishes a split its record names, or else
-    /// merges the records and claims of every depth into the deepest one and makes `library.json` name it (a key
-    /// found twice keeps the line written last). Reads every record; deletes a depth's folder only once its
-    /// lines are in the merged depth. What `verify --repair` does before it opens the library.
-    ///
-    /// Blocking work runs off the caller's executor; holds the library's lock while it runs.
-    /// - Parameter url: The library folder (nothing is created when there is none).
-    /// - Returns: A line saying what was merged, or nil when nothing disagreed (or there is no library).
-    /// - Throws: `.manifestUnreadable` naming a damaged bucket or marker (nothing is changed then), I/O errors.
-    public static func repairBucketDepths(at url: URL) async throws -> String? {
-        let layout = LibraryLayout(root: url.standardizedFileURL.path)
-        let catalog = Catalog(layout: layout, durable: true)
-        return try await runBlocking { () throws -> String? in
-            guard POSIX.exists(layout.manifest) else { return nil }
-            return try catalog.withLock { () -> String? in
-                guard case .current(let digits) = try catalog.readMarker(),
-                    catalog.depthsNeedSettling(current: digits)
-                else { return nil }
-                do {
-                    try catalog.settleDepths(current: digits)  // a split its record explains: nothing to merge
-                    return nil
-                } catch {
-                    return try catalog.mergeDepths()
-                }
-            }
-        }
-    }
 }

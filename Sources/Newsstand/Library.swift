@@ -106,14 +106,6 @@ public actor Library {
     private static func makeCatalog(
         _ layout: LibraryLayout, logger: Logger, onEvents: @escaping @Sendable () -> Void
     ) -> Catalog {
-        #if DEBUG
-            // Lets the kill -9 tests reach a bucket split with a handful of issues.
-            if let text = ProcessInfo.processInfo.environment["ISSUES_SPLIT_BYTES"], let bytes = Int(text) {
-                return Catalog(
-                    layout: layout, durable: true, splitBytes: bytes, splitMinLines: 1, logger: logger,
-                    onEvents: onEvents, onIssuesChanged: sidecarWriter(layout, logger: logger))
-            }
-        #endif
         return Catalog(
             layout: layout, durable: true, logger: logger, onEvents: onEvents,
             onIssuesChanged: sidecarWriter(layout, logger: logger))

@@ -1,80 +1,100 @@
-// `struct stat` reaches Swift through the shim module.
-internal import CSystemShims
+import Foundation
+import GRDB
 import NewsstandCore
 
-#if canImport(Glibc)
-    import Glibc
-#endif
-
-/// Reading what `list` shows: the summary, and the index after it.
+/// Reading many issues at once: what `list`, `list --json`, `export`, `prune` and the shelf read, each from one
+/// snapshot of the catalog.
 extension Catalog {
-    /// The live issues with `status` (all when nil), newest first, from the summary when it mirrors the index
-    /// (then only the index lines after it are read), else from the whole index.
-    /// - Parameter summary: False to read the whole index even when there is a summary (what `verify` compares).
-    package func listing(status: Issue.Status? = nil, summary: Bool = true) throws -> IssueListing {
-        let index = try openIndex()
-        let head = try index.head()
-        if summary, let id = head.id, let (fd, info) = POSIX.openSoleFile(layout.summary, O_RDONLY) {
-            defer { _ = close(fd) }
-            // About 150 bytes a summary line: sized once instead of grown.
-            var builder = IssueListingBuilder(lines: Int(info.st_size) / 150 + 1024)
-            if let covered = try? readSummary(fd, indexID: id, upTo: head.file, unique: head.rewritten, into: &builder)
-            {
-                try readIndexLines(index, from: covered, to: head.file, unique: head.rewritten, into: &builder)
-                return builder.listing(status: status)
-            }
-        }
-        // About 800 bytes an index line with two assets.
-        var builder = IssueListingBuilder(lines: head.file / 800 + 1024)
-        try readIndexLines(index, from: 0, to: head.file, unique: head.rewritten, into: &builder)
-        return builder.listing(status: status)
-    }
-
-    /// Adds the summary's lines that mirror index lines ending by `end`, and returns where in the index the
-    /// last of them ends. Throws when the summary is not of the index with `indexID` or a line is not as written.
-    /// - Parameter unique: The end of the index's lines that its last rewrite wrote (one line per issue).
-    private func readSummary(
-        _ fd: Int32, indexID: String, upTo end: Int, unique: Int, into builder: inout IssueListingBuilder
-    ) throws -> Int {
-        var covered: Int?
-        var past = false
-        try LineFile.forEachLine(fd, path: layout.summary) { line, offset in
-            guard !past else { return }
-            if offset == 0 {
-                let object = try JSONReader.parseObject(line, skipping: nil)
-                guard object["index"] == .string(indexID), case .integer(let start)? = object["end"] else {
-                    throw IssueListingBuilder.Unexpected()
+    /// The issues with `status` (all when nil), newest first then by name, read from the index on
+    /// `(day DESC, name, …)` alone (no record is decoded).
+    package func listing(status: Issue.Status? = nil) throws -> IssueListing {
+        try read { db in
+            let count = try CatalogRows.count(db)
+            var builder = IssueListingBuilder(lines: status == nil ? count : count / 2)
+            let filter = status == nil ? "" : "WHERE status = ?"
+            let rows = try Row.fetchCursor(
+                db,
+                sql: """
+                    SELECT day, status, assets_done, assets_total, bytes, pinned, removing, name, folder
+                    FROM issues INDEXED BY issues_shelf \(filter) ORDER BY day DESC, name
+                    """,
+                arguments: status.map { [$0.rawValue] } ?? [])
+            while let row = try rows.next() {
+                let statusText: String = row[1]
+                guard let rowStatus = Issue.Status(rawValue: statusText) else {
+                    throw NewsstandError(.manifestUnreadable, "\(layout.database) holds an issue with status \(statusText.debugDescription); run `issues verify --repair`")
                 }
-                covered = Int(start)
-                return
+                try row.withUnsafeData(atIndex: 7) { name in
+                    try row.withUnsafeData(atIndex: 8) { folder in
+                        try builder.append(
+                            day: Int32(truncatingIfNeeded: row[0] as Int64), status: rowStatus, assetsDone: row[2],
+                            assetsTotal: row[3], bytes: row[4], isPinned: row[5], isBeingRemoved: row[6],
+                            name: name ?? Data(), folder: folder ?? Data())
+                    }
+                }
             }
-            guard let lineEnd = CatalogSummary.end(of: line), let last = covered, lineEnd > last else {
-                throw IssueListingBuilder.Unexpected()
-            }
-            // Past the snapshot of the index: lines appended since, left out with the index's.
-            guard lineEnd <= end else {
-                past = true
-                return
-            }
-            try builder.addSummaryLine(line, unique: lineEnd <= unique)
-            covered = lineEnd
+            return builder.listing()
         }
-        guard let covered else { throw IssueListingBuilder.Unexpected() }
-        return covered
     }
 
-    private func readIndexLines(
-        _ index: CatalogIndexReader, from start: Int, to end: Int, unique: Int, into builder: inout IssueListingBuilder
+    /// Calls `body` with each issue's key and record (its JSON's bytes), newest first then by name, with
+    /// `status` when given, leaving out issues being removed when `live`; from one snapshot.
+    package func forEachRecord(
+        status: Issue.Status? = nil, live: Bool = false,
+        _ body: (_ key: String, _ record: UnsafeBufferPointer<UInt8>) throws -> Void
     ) throws {
-        try index.forEachRawLine(from: start, to: end) { line, offset in
-            do {
-                try builder.addIndexLine(line, offset: offset, unique: offset + line.count + 1 <= unique)
-            } catch let error as JSONSyntaxError {
-                throw NewsstandError(
-                    .manifestUnreadable,
-                    "\(index.path) is damaged at byte \(offset + error.offset) (\(error.reason)); run `issues verify --repair` to rebuild it from the issue records",
-                    underlying: error)
+        try read { db in try CatalogRows.forEachRecord(status: status, live: live, db, body) }
+    }
+
+    /// Every issue with `status` (all when nil), decoded, newest first then by name.
+    package func issues(status: Issue.Status? = nil, live: Bool = false) throws -> [Issue] {
+        var issues: [Issue] = []
+        try forEachRecord(status: status, live: live) { key, record in
+            issues.append(try IssueRecord.decode(record, path: recordPath(key)))
+        }
+        return issues
+    }
+
+    /// The keys of the issues not being removed whose status is not `status`, in the order they were added.
+    package func issueKeys(excluding status: Issue.Status) throws -> [String] {
+        try read { db in
+            try String.fetchAll(
+                db, sql: "SELECT key FROM issues WHERE status <> ? AND removing = 0 ORDER BY rowid",
+                arguments: [status.rawValue])
+        }
+    }
+
+    /// The saved list of pending downloads: asset identifier → issue key, by identifier.
+    package func pendingMarkers() throws -> [(id: String, key: String)] {
+        try read { db in try CatalogRows.pending(db) }
+    }
+}
+
+extension Catalog {
+    /// What the served shelf keeps of an issue.
+    package struct ShelfRow {
+        package var day: Int32
+        package var status: Issue.Status
+        package var isPinned: Bool
+        package var name: String
+        package var publication: String
+        package var subscription: String?
+    }
+
+    /// Calls `body` with each issue's shelf row, newest first then by name, from one snapshot.
+    /// - Returns: The catalog's generation in that snapshot.
+    package func forEachShelfRow(_ body: (ShelfRow) throws -> Void) throws -> Int64 {
+        try read { db in
+            let rows = try Row.fetchCursor(
+                db, sql: "SELECT day, status, pinned, name, publication, subscription FROM issues ORDER BY day DESC, name")
+            while let row = try rows.next() {
+                let statusText: String = row[1]
+                try body(
+                    ShelfRow(
+                        day: Int32(truncatingIfNeeded: row[0] as Int64), status: Issue.Status(rawValue: statusText) ?? .none,
+                        isPinned: row[2], name: row[3], publication: row[4], subscription: row[5]))
             }
+            return try CatalogRows.generation(db)
         }
     }
 }

@@ -1,61 +1,56 @@
 import Foundation
 import NewsstandCore
 
-#if canImport(Glibc)
-    import Glibc
-#endif
-
-/// Opening: the version marker (`library.json`), creating a new catalog, upgrading a version-1 one,
-/// refusing a newer or damaged one, and the bucket depth every read and write starts from.
+/// Opening: the version marker (`library.json`), creating a new catalog, upgrading an older one, and
+/// refusing a newer or damaged one, leaving it untouched.
 extension Catalog {
-    /// Makes the catalog usable: creates a new one (when `create`), upgrades a version-1 `library.json`,
-    /// and refuses one from a newer version or one that cannot be read, leaving it untouched.
+    /// Makes the catalog usable: creates a new one (when `create`), upgrades a version 1, 2 or 3 library, and
+    /// refuses one from a newer version or one that cannot be read, leaving it untouched.
     /// - Throws: `.libraryUnavailable` when there is no library and `create` is false;
     ///   `.manifestUnreadable`, `.manifestFromNewerVersion`.
     package func prepare(create: Bool) throws {
         switch try readMarker() {
-        case .current(let digits):
-            // A backup left by an upgrade that committed but was killed before deleting it, and a split killed
-            // before or after its commit (its record says which depth goes). Another depth's folder without
-            // that record is refused, never deleted: it may hold the only copy of its records.
-            if POSIX.exists(layout.manifestBackup) || depthsNeedSettling(current: digits) {
-                try withLock {
-                    guard case .current(let digits) = try readMarker() else { return }
-                    try POSIX.unlinkIfPresent(layout.manifestBackup)
-                    try settleDepths(current: digits)
-                }
+        case .current:
+            // Files of the older catalog that an upgrade killed after its commit had not deleted yet.
+            if CatalogUpgrade.leftovers(layout).contains(where: POSIX.exists) {
+                try withLock { try CatalogUpgrade.removeLeftovers(layout) }
             }
+            _ = try openDatabase(create: false)
         case .missing:
             guard create else {
                 throw NewsstandError(.libraryUnavailable, "there is no library at \(layout.root)")
             }
             try withLock {
                 guard case .missing = try readMarker() else { return }
-                // A catalog folder without library.json (deleted by hand) keeps its buckets.
-                let digits = existingBucketDigits() ?? 2
-                try makeEmptyCatalog(at: layout.catalog, digits: digits)
-                if !POSIX.exists(layout.index) { try rebuildIndex(digits: digits) }
-                try writeMarker(digits: digits)
+                try POSIX.makeDirectory(layout.catalog)
+                // A catalog folder whose library.json was deleted by hand keeps what it holds: its records are
+                // upgraded (an older version's), or its database is opened again.
+                if let digits = CatalogUpgrade.bucketDigitsOnDisk(layout), !POSIX.exists(layout.database) {
+                    try CatalogUpgrade(catalog: self).run(buckets: digits)
+                    return
+                }
+                _ = try openDatabase(create: true)
+                try writeMarker()
             }
         case .version1:
             try withLock {
                 guard case .version1(let data) = try readMarker() else { return }
                 try CatalogUpgrade(catalog: self).run(version1: data)
             }
-        case .version2:
-            // Same records; only the marker changes (see `Catalog.version`), so that version 2 refuses it.
+        case .buckets:
             try withLock {
-                guard case .version2(let digits) = try readMarker() else { return }
-                try writeMarker(digits: digits)
+                guard case .buckets(_, let digits) = try readMarker() else { return }
+                try CatalogUpgrade(catalog: self).run(buckets: digits)
             }
         }
     }
 
     package enum Marker {
         case missing
-        case current(digits: Int)
+        case current
         case version1(Data)
-        case version2(digits: Int)
+        /// Version 2 or 3: records in JSON-lines buckets of `digits` key digits.
+        case buckets(version: Int, digits: Int)
     }
 
     /// Reads `library.json`'s version.
@@ -97,39 +92,20 @@ extension Catalog {
                 "\(path) has version \(version), newer than this issues understands (\(Self.version)); it was left untouched"
             )
         }
+        if version == Self.version { return .current }
         if version == 1 { return .version1(data) }
         guard let digits, (1...8).contains(digits) else {
             throw NewsstandError(.manifestUnreadable, "\(path) has no valid \"bucketDigits\"; it was left untouched")
         }
-        return version == 2 ? .version2(digits: Int(digits)) : .current(digits: Int(digits))
+        return .buckets(version: Int(version), digits: Int(digits))
     }
 
-    /// Writes the current version's `library.json` (atomically): the commit point of a new or upgraded catalog,
-    /// and of a bucket split.
-    func writeMarker(digits: Int) throws {
+    /// Writes the current version's `library.json` (atomically): the commit point of a new or upgraded catalog.
+    func writeMarker() throws {
         let text = """
-            {"bucketDigits":\(digits),"catalog":".catalog","format":"issue records in JSON-lines buckets .catalog/issues-N/<first N hex digits of the key>.jsonl; a JSON-lines index in .catalog/index.jsonl","version":\(Self.version)}
+            {"catalog":".catalog/catalog.sqlite","format":"SQLite: the issues' JSON records in table issues (column record), the saved list of pending downloads in pending, the event log in events","version":\(Self.version)}
 
             """
         try AtomicFile.write(Data(text.utf8), to: layout.manifest, durable: durable)
-    }
-
-    func makeEmptyCatalog(at base: String, digits: Int) throws {
-        try POSIX.makeDirectory(base)
-        try POSIX.makeDirectory("\(base)/issues-\(digits)")
-        try POSIX.makeDirectory(base + "/pending")
-    }
-
-    /// The bucket digits in force (read from `library.json`).
-    func currentDigits() throws -> Int {
-        guard case .current(let digits) = try readMarker() else {
-            throw NewsstandError(.manifestUnreadable, "\(layout.manifest) is missing or not version \(Self.version)")
-        }
-        return digits
-    }
-
-    fileprivate func existingBucketDigits() -> Int? {
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: layout.catalog)) ?? []
-        return names.compactMap { $0.hasPrefix("issues-") ? Int($0.dropFirst(7)) : nil }.max()
     }
 }

@@ -1,72 +1,55 @@
 import Crypto
 import Foundation
+import GRDB
 import Logging
-internal import CSystemShims
 import NewsstandCore
+import Synchronization
 
-#if canImport(Glibc)
-    import Glibc
-#endif
-
-/// The catalog on disk: the issues' JSON records in bucket files (the source of truth), an index journal
-/// derived from the records (what `list` reads), and the saved list of pending downloads.
+/// The catalog: the issues' JSON records, the saved list of pending downloads and the event log, in one SQLite
+/// database (`.catalog/catalog.sqlite`, ``CatalogDatabase``). The only way into it: nothing else opens it.
 ///
-/// Reads need no lock: every bucket and index rewrite is a `rename`, every index append a whole line.
-/// Writes go through ``write(_:)``, which holds the library's file lock, so several processes never
-/// lose each other's changes. A change rewrites only the buckets of the records it changes, and buckets
-/// are split as the library grows (``splitBytes``), so its cost does not grow with the library.
+/// Reads are snapshots (WAL: never blocked by a writer). A change goes through ``write(_:)``: it holds the
+/// library's file lock (which also orders the file moves some changes make), stages its changes in
+/// ``CatalogChanges``, and commits them with the events they report in one transaction, so an event is
+/// recorded exactly when its change is, and a `kill -9` anywhere leaves the last committed state. A commit of a
+/// durable catalog is on disk (`synchronous = FULL`) before ``write(_:)`` returns.
 /// Blocking: call off the concurrency pool.
-///
-/// Crash safety: a change first names the keys it touches in `.catalog/intent`, then writes the
-/// buckets (atomically: temporary file, fsync, rename, fsync of the folder), then appends the index
-/// lines, then deletes the intent. The next writer (or reader) that finds an intent left by a killed
-/// process re-derives those keys' index lines from their records, so the index never stays behind
-/// the records.
 package final class Catalog: Sendable {
-    /// The version written into `library.json`. Version 3 has version 2's records and index; its saved
-    /// downloads may be hard links to an anchor (``addMarker(_:key:)``) and its asset locks are bytes of one
-    /// file (`AssetLock`), which a version-2 `issues` would not see: it could delete the files of a download in
-    /// flight, so it must refuse the library (as a newer version's), not open it.
-    static let version: Int64 = 3
+    /// The version written into `library.json`. Version 4 keeps the catalog in SQLite; versions 1 to 3 kept it
+    /// in JSON files, and are upgraded when this version first opens them (``CatalogUpgrade``). An older
+    /// `issues` refuses version 4 as a newer version's.
+    static let version: Int64 = 4
 
     package let layout: LibraryLayout
     /// Whether each change is flushed to stable storage before it counts as done.
     let durable: Bool
-    /// How far the index may grow past twice its live size before it is compacted.
-    let compactionSlack: Int
-    /// A bucket written larger than this splits every bucket into sixteen (one more key digit): about
-    /// a hundred issues, so a change reads and writes at most this much.
-    let splitBytes: Int
-    /// Only a bucket of at least this many lines splits: one huge issue alone would stay huge.
-    let splitMinLines: Int
-    /// Where a failure after a committed change (a compaction) is told, as a warning: the change stands.
+    /// Where a failure after a committed change is told, as a warning: the change stands.
     let logger: Logger?
-    /// The event log is compacted when it grows past this many bytes, down to the events of the last
-    /// `eventLogAge` seconds among the last `eventLogCount` (and every event a hook has not acknowledged).
-    let eventLogBytes: Int
+    /// The event log keeps the events of the last `eventLogAge` seconds among the last `eventLogCount` (and
+    /// every event a hook has not acknowledged).
     let eventLogCount: Int
     let eventLogAge: TimeInterval
-    /// Called after a change that appended events has committed (to wake this process's hook delivery).
+    /// How many cursors apart the log is looked at for events to drop (the hooks' files are read then).
+    let eventLogCheckInterval: Int64
+    /// Called after a change that recorded events has committed (to wake this process's hook delivery).
     let onEvents: (@Sendable () -> Void)?
     /// Called after each committed change with the issues whose records it changed (not the deleted ones):
     /// the library rewrites their sidecars (`issue.json`) from here, so every change of an issue reaches it.
     let onIssuesChanged: (@Sendable ([Issue]) -> Void)?
+    /// The open database, opened by ``prepare(create:)`` or the first use.
+    private let opened = Mutex<(any DatabaseWriter)?>(nil)
 
     package init(
-        layout: LibraryLayout, durable: Bool = true, compactionSlack: Int = 8 << 20, splitBytes: Int = 96 << 10,
-        splitMinLines: Int = 16, logger: Logger? = nil, eventLogBytes: Int = 16 << 20, eventLogCount: Int = 10_000,
-        eventLogAge: TimeInterval = 30 * 86_400, onEvents: (@Sendable () -> Void)? = nil,
+        layout: LibraryLayout, durable: Bool = true, logger: Logger? = nil, eventLogCount: Int = 10_000,
+        eventLogAge: TimeInterval = 30 * 86_400, eventLogCheckInterval: Int = 256, onEvents: (@Sendable () -> Void)? = nil,
         onIssuesChanged: (@Sendable ([Issue]) -> Void)? = nil
     ) {
         self.logger = logger
         self.layout = layout
         self.durable = durable
-        self.compactionSlack = compactionSlack
-        self.splitBytes = splitBytes
-        self.splitMinLines = splitMinLines
-        self.eventLogBytes = eventLogBytes
         self.eventLogCount = eventLogCount
         self.eventLogAge = eventLogAge
+        self.eventLogCheckInterval = Int64(max(1, eventLogCheckInterval))
         self.onEvents = onEvents
         self.onIssuesChanged = onIssuesChanged
     }
@@ -75,13 +58,6 @@ package final class Catalog: Sendable {
     /// that one case-insensitive disk (a backup drive) would merge.
     package static func folderKey(_ folderName: String) -> String {
         key(for: folderName.lowercased())
-    }
-
-    /// The bucket digits a catalog of `count` issues starts with: about forty issues a bucket.
-    static func digits(forCount count: Int) -> Int {
-        var digits = 2
-        while digits < 6, count > 40 << (4 * digits) { digits += 1 }
-        return digits
     }
 
     /// The record key of an issue name: the first 128 bits of SHA-256 of its NFC form, in hex. Swift
@@ -98,8 +74,54 @@ package final class Catalog: Sendable {
         return String(decoding: text, as: UTF8.self)
     }
 
-    static func isKey(_ text: some StringProtocol) -> Bool {
-        CatalogIndex.Key(String(text)) != nil
+    // MARK: - The database
+
+    /// The database, opened on first use (a library that is not version 4 yet is prepared first).
+    func database() throws -> any DatabaseWriter {
+        if let writer = opened.withLock({ $0 }) { return writer }
+        if case .current = try readMarker() {} else { try prepare(create: false) }
+        return try openDatabase(create: false)
+    }
+
+    /// Opens the database file (once per catalog value).
+    func openDatabase(create: Bool) throws -> any DatabaseWriter {
+        try opened.withLock { opened in
+            if let opened { return opened }
+            let writer = try CatalogDatabase.open(path: layout.database, durable: durable, create: create)
+            opened = writer
+            return writer
+        }
+    }
+
+    /// Runs `body` in a read transaction: one snapshot of the catalog, whatever commits meanwhile.
+    package func read<T>(_ body: (Database) throws -> T) throws -> T {
+        let writer = try database()
+        do {
+            return try writer.read(body)
+        } catch {
+            throw CatalogDatabase.translate(error, path: layout.database)
+        }
+    }
+
+    /// Runs `body` in one IMMEDIATE write transaction, committed when it returns (rolled back when it throws),
+    /// after the crash-safe file replacements a killed process left are finished (``finishFileIntents(_:)``).
+    func transaction<T>(_ body: (Database) throws -> T) throws -> T {
+        let writer = try database()
+        do {
+            return try writer.writeWithoutTransaction { db in
+                var result: T?
+                try db.inTransaction(.immediate) {
+                    try finishFileIntents(db)
+                    result = try body(db)
+                    CrashPoint.reached("catalog-transaction")
+                    return .commit
+                }
+                guard let result else { throw CatalogShapeError("the transaction returned nothing") }
+                return result
+            }
+        } catch {
+            throw CatalogDatabase.translate(error, path: layout.database)
+        }
     }
 
     // MARK: - Reading
@@ -115,41 +137,24 @@ package final class Catalog: Sendable {
     /// reads that one asset of the record, not all of them.
     package func assetStanding(_ id: String, ofIssueNamed name: String) throws -> AssetStanding? {
         let key = Catalog.key(for: name)
-        return try bucket(key: key)?.asset(id, ofIssue: key, named: name)
+        return try read { db in
+            try CatalogRows.withRecord(key: key, db) { bytes in
+                try IssueRecord.decodeAsset(id, ofIssueNamed: name, in: bytes, path: recordPath(key))
+            } ?? nil
+        }
     }
 
     /// The record stored under `key`, or nil.
     package func record(key: String) throws -> Issue? {
-        try bucket(key: key)?.issue(key)
+        try read { db in try CatalogRows.issue(key: key, db, path: recordPath(key)) }
     }
 
-    /// The bucket that holds `key`, or nil when there is none. Without the lock a split may move the
-    /// buckets under the reader: a bucket missing after a change of depth is looked up again at the new depth.
-    private func bucket(key: String) throws -> CatalogBucket? {
-        var digits = try currentDigits()
-        while true {
-            let path = layout.bucket(key, digits: digits)
-            if POSIX.exists(path) { return try CatalogBucket.load(path) }
-            let now = try currentDigits()
-            if now == digits { return nil }
-            digits = now
-        }
-    }
+    /// How a record is named in errors: the database and the issue's key.
+    package func recordPath(_ key: String) -> String { "\(layout.database) (issue \(key))" }
 
-    /// The record stored under `key` at a known depth (under the lock), or nil.
-    func record(key: String, digits: Int) throws -> Issue? {
-        try CatalogBucket.load(layout.bucket(key, digits: digits)).issue(key)
-    }
-
-    /// Opens the index for reading, first repairing what a killed writer left (which takes the lock).
-    package func openIndex() throws -> CatalogIndexReader {
-        if POSIX.exists(layout.intent) || !POSIX.exists(layout.index) {
-            try withLock { try recover() }
-        }
-        guard let reader = try CatalogIndexReader(path: layout.index) else {
-            throw NewsstandError(.manifestUnreadable, "\(layout.index) is missing")
-        }
-        return reader
+    /// The commit counter: changes with every committed change (the shelf keeps its view while it stays).
+    package func generation() throws -> Int64 {
+        try read { db in try CatalogRows.generation(db) }
     }
 
     // MARK: - Writing
@@ -161,175 +166,55 @@ package final class Catalog: Sendable {
         return try body()
     }
 
-    /// Applies the changes `body` stages, under the lock, and makes them durable. If `body` throws,
-    /// nothing is written.
+    /// Applies the changes `body` stages, under the lock, in one transaction. If `body` throws, nothing is
+    /// written.
     package func write<T>(_ body: (inout CatalogChanges) throws -> T) throws -> T {
         try withLock { try writeHoldingLock(body) }
     }
 
     /// ``write(_:)`` for a caller that already holds the lock (``withLock(_:)``).
     package func writeHoldingLock<T>(_ body: (inout CatalogChanges) throws -> T) throws -> T {
-        try recover()
-        var changes = CatalogChanges(catalog: self, digits: try currentDigits())
-        let result = try body(&changes)
-        try commit(changes)
+        let (result, committed) = try transaction { db -> (T, Committed) in
+            var changes = CatalogChanges(catalog: self, db: db)
+            let result = try body(&changes)
+            return (result, try commit(changes, db))
+        }
+        CrashPoint.reached("catalog-committed")
+        afterCommit(committed)
         return result
     }
 
-    private func commit(_ changes: CatalogChanges) throws {
+    /// What a committed change tells others: whether it recorded events, and the issues it changed.
+    struct Committed {
+        var recordedEvents = false
+        var changed: [Issue] = []
+    }
+
+    /// Writes the staged rows, the saved list's entries and the events the change reports, inside the
+    /// transaction.
+    private func commit(_ changes: CatalogChanges, _ db: Database) throws -> Committed {
         let keys = changes.changedKeys
-        let claims = changes.claimChanges
-        guard !keys.isEmpty || !claims.isEmpty || !changes.pendingAdded.isEmpty || !changes.pendingRemoved.isEmpty
-        else { return }
-        let digits = changes.digits
-        // Each bucket touched is read (most already were, while staging), changed and rewritten once. Read
-        // before the intent is written: a damaged bucket stops the change with nothing written, not with an
-        // intent that every later writer would fail to finish.
-        var buckets: [String: CatalogBucket] = [:]
-        let cached = changes.buckets
-        func bucket(_ key: String) throws -> String {
-            let path = layout.bucket(key, digits: digits)
-            if buckets[path] == nil { buckets[path] = try cached[path] ?? CatalogBucket.load(path) }
-            return path
+        guard !keys.isEmpty || !changes.pendingAdded.isEmpty || !changes.pendingRemoved.isEmpty else {
+            return Committed()
         }
-        for key in keys {
-            let path = try bucket(key)
-            buckets[path]?.set(issue: changes.staged[key] ?? nil, key: key)
-        }
-        for (folderKey, owner) in claims {
-            let path = try bucket(folderKey)
-            buckets[path]?.set(claim: owner, key: folderKey)
-        }
-        // The events this change reports travel in its intent, so that a kill anywhere below still announces
-        // exactly what landed (``recoverEvents(_:digits:)``).
-        var events = derivedEvents(changes, keys: keys)
-        var intent = IntentText(capacity: keys.count * 33)
-        for key in keys { intent.entry(key) }
-        for key in claims.keys.sorted() { intent.entry("claim \(key)") }
-        try number(&events)
-        intent.events(events)
-        try writeIntent(intent)
-        CrashPoint.reached("catalog-intent")
-        // Markers go in before the records that say "downloading" and out after the records that say
-        // otherwise, so the saved list is never missing an asset in flight.
-        try POSIX.makeDirectory(layout.pending)
-        try addMarkers(changes.pendingAdded.sorted(by: { $0.key < $1.key }).map { ($0.key, $0.value) })
-        // Many buckets: written without a flush each, then one syncfs for all of them.
-        let bulk = buckets.count > 16
-        let largest = try writeBuckets(buckets, flushEach: durable && !bulk)
-        try removeMarkers(changes.pendingRemoved.sorted())
-        if durable {
-            if bulk { try syncFileSystem() }  // else writeBuckets flushed the records' folder
-            // Only additions are flushed: a marker whose removal a power cut undoes points to an asset that is
-            // complete or gone, and the next selection (or `verify`) drops it; most changes of a run only remove.
-            if !changes.pendingAdded.isEmpty { try POSIX.fsyncDirectory(layout.pending) }
-        }
-        CrashPoint.reached("catalog-records-written")
-        try appendEvents(events.map(\.event))
-        CrashPoint.reached("catalog-events-appended")
-        var lines = JSONWriter(capacity: keys.count * 512)
         for key in keys {
             if case .some(let issue)? = changes.staged[key] {
-                CatalogIndex.line(key: key, issue: issue, into: &lines)
+                try CatalogRows.put(issue, key: key, db)
             } else {
-                CatalogIndex.removal(key: key, into: &lines)
+                try CatalogRows.delete(key: key, db)
             }
         }
-        try appendToIndex(lines.bytes)
-        CrashPoint.reached("catalog-index-appended")
-        try clearIntent()
-        if largest > splitBytes, digits < 8 { try split(from: digits) }
-        if !events.isEmpty { onEvents?() }
-        if let onIssuesChanged {
-            let changed = keys.compactMap { changes.staged[$0] ?? nil }
-            if !changed.isEmpty { onIssuesChanged(changed) }
-        }
+        for id in changes.pendingRemoved.sorted() { try CatalogRows.clearPending(id, db) }
+        for (id, key) in changes.pendingAdded.sorted(by: { $0.key < $1.key }) { try CatalogRows.markPending(id, key: key, db) }
+        let events = derivedEvents(changes, keys: keys)
+        try record(events, db)
+        try CatalogRows.bumpGeneration(db)
+        return Committed(recordedEvents: !events.isEmpty, changed: keys.compactMap { changes.staged[$0] ?? nil })
     }
 
-    /// Puts the intent in place, whole: written into the spare file, which is then renamed to `intent`. Not
-    /// flushed (an intent only serves a change that a kill cut short; a power cut's loss is a missing index
-    /// line, which `verify --repair` rebuilds). Called with the lock held, so one spare serves every writer.
-    ///
-    /// The spare, renamed back by ``clearIntent()``, is made once: a new temporary file per change and its
-    /// deletion were a new inode per change, and on ext4 without a journal every new inode steps over the
-    /// inodes freed in the last minute (a download run makes a change for every few assets).
-    func writeIntent(_ intent: IntentText) throws {
-        let spare = layout.intentSpare
-        // A link, another kind of file or a second name in the spare's place: never written through; the
-        // intent is written the usual way.
-        guard let (fd, _) = POSIX.openSoleFile(spare, O_RDWR | O_CREAT) else {
-            try AtomicFile.write(Data(intent.bytes), to: layout.intent, durable: false)
-            return
-        }
-        do {
-            try POSIX.call("cannot write", path: spare) { ftruncate(fd, 0) }
-            try intent.bytes.withUnsafeBytes { try POSIX.writeAll(fd, $0, path: spare) }
-            _ = close(fd)
-        } catch {
-            _ = close(fd)
-            throw error
-        }
-        try POSIX.rename(spare, layout.intent)
-    }
-
-    /// Ends a change: the intent goes back to being the spare.
-    func clearIntent() throws {
-        if rename(layout.intent, layout.intentSpare) != 0 { try POSIX.unlinkIfPresent(layout.intent) }
-        // An import's intent holds every event with its record (105 MB for 100,000 issues): not kept between
-        // changes. Emptied in place, so that the spare keeps its inode.
-        if let size = POSIX.fileSize(layout.intentSpare), size > 1 << 20 { _ = truncate(layout.intentSpare, 0) }
-    }
-
-    /// Writes each bucket atomically (an empty one is deleted). With `flushEach`, each file is flushed as it
-    /// is written and each folder holding them once at the end, so that every rename and deletion is on disk.
-    /// - Returns: The size of the largest bucket written that holds enough issues to be worth splitting.
-    func writeBuckets(_ buckets: [String: CatalogBucket], flushEach: Bool) throws -> Int {
-        var largest = 0
-        var folders: Set<String> = []
-        for (path, bucket) in buckets.sorted(by: { $0.key < $1.key }) {
-            if bucket.isEmpty {
-                try POSIX.unlinkIfPresent(path)
-            } else {
-                let bytes = bucket.encoded()
-                if bucket.lines.count >= splitMinLines { largest = max(largest, bytes.count) }
-                try AtomicFile.write(
-                    Data(bytes), to: path, durable: flushEach, flushingFolder: false,
-                    crashPoint: "catalog-record-temporary")
-            }
-            folders.insert((path as NSString).deletingLastPathComponent)
-            CrashPoint.reached("catalog-record")
-        }
-        if flushEach {
-            for folder in folders.sorted() { try POSIX.fsyncDirectory(folder) }
-        }
-        return largest
-    }
-
-    func syncFileSystem() throws {
-        let fd = try POSIX.open(layout.root, O_RDONLY | O_DIRECTORY)
-        defer { _ = close(fd) }
-        try POSIX.call("cannot flush", path: layout.root) { newsstand_syncfs(fd) }
-    }
-}
-
-/// An intent's text, built as bytes: its entries (keys, claims, events with their records) one a line. Joined
-/// from strings, an import of 100,000 issues held it three times over (the lines, the joined text, its bytes).
-struct IntentText {
-    private(set) var bytes: [UInt8] = []
-
-    init(capacity: Int = 0) { bytes.reserveCapacity(capacity) }
-
-    /// Appends one entry.
-    mutating func entry(_ text: String) {
-        if !bytes.isEmpty { bytes.append(0x0A) }
-        bytes.append(contentsOf: text.utf8)
-    }
-
-    /// Appends numbered events, each as `event<TAB>condition<TAB>line` (``Catalog/recoverEvents(_:digits:)``).
-    mutating func events(_ events: [Catalog.PendingEvent]) {
-        for pending in events {
-            entry("event\t\(pending.condition)\t")
-            bytes.append(contentsOf: pending.event.encoded().dropLast())  // without its newline
-        }
+    /// Tells this process what a commit changed (after it, so a hook or a sidecar never runs ahead of it).
+    func afterCommit(_ committed: Committed) {
+        if committed.recordedEvents { onEvents?() }
+        if let onIssuesChanged, !committed.changed.isEmpty { onIssuesChanged(committed.changed) }
     }
 }

@@ -1,3 +1,4 @@
+import GRDB
 import NewsstandCore
 
 /// A change to stage in a catalog write (queued for a group commit); returns false when what it meant to
@@ -5,11 +6,11 @@ import NewsstandCore
 package typealias CatalogChange = @Sendable (inout CatalogChanges) throws -> Bool
 
 /// The changes one catalog write stages: issues put or deleted, folder names claimed or released,
-/// pending-download markers set or cleared. ``Catalog/write(_:)`` applies them all under one lock.
+/// saved-list entries set or cleared. ``Catalog/write(_:)`` commits them all in one transaction.
 package struct CatalogChanges {
     package let catalog: Catalog
-    /// The bucket depth in force for this write (read under the lock).
-    let digits: Int
+    /// The transaction the changes are staged in: what they read is what they commit over.
+    let db: Database
     /// Key → the issue as it will be stored, or nil when it is deleted.
     private(set) var staged: [String: Issue?] = [:]
     /// Key → the record as it was read, to skip writes that change nothing.
@@ -17,16 +18,14 @@ package struct CatalogChanges {
     private var order: [String] = []
     private(set) var pendingAdded: [String: String] = [:]
     private(set) var pendingRemoved: Set<String> = []
-    /// Folder key → the issue key that now claims it, or nil when the claim goes.
-    private(set) var claimChanges: [String: String?] = [:]
-    /// The buckets read so far, by path: an import of thousands of issues reads each bucket once.
-    private(set) var buckets: [String: CatalogBucket] = [:]
+    /// Folder key → the issue key that claims it in this change, or nil when the claim goes.
+    private var claimChanges: [String: String?] = [:]
     /// Why this change deletes issues, carried by their `issue.removed` events: `remove` or `prune`.
     package var removalReason = "remove"
 
-    init(catalog: Catalog, digits: Int) {
+    init(catalog: Catalog, db: Database) {
         self.catalog = catalog
-        self.digits = digits
+        self.db = db
     }
 
     /// The keys whose record changes, in the order they were first touched.
@@ -49,37 +48,22 @@ package struct CatalogChanges {
     package mutating func issue(key: String) throws -> Issue? {
         if let staged = staged[key] { return staged }
         if let original = original[key] { return original }
-        let record = try bucket(key).issue(key)
+        let record = try CatalogRows.issue(key: key, db, path: catalog.recordPath(key))
         original[key] = .some(record)
         return record
     }
 
-    /// The bucket that holds `key`, read once per change.
-    package mutating func bucket(_ key: String) throws -> CatalogBucket {
-        let path = catalog.layout.bucket(key, digits: digits)
-        if let bucket = buckets[path] { return bucket }
-        let bucket = try CatalogBucket.load(path)
-        buckets[path] = bucket
-        return bucket
-    }
-
-    /// Reads every bucket the commit will rewrite (the records and claims staged so far): a damaged one then
-    /// stops the change here, before a caller that moves files inside the write has moved anything.
-    /// - Throws: `.manifestUnreadable` naming the damaged bucket.
-    package mutating func readTouchedBuckets() throws {
-        for key in order { _ = try bucket(key) }
-        for folderKey in claimChanges.keys.sorted() { _ = try bucket(folderKey) }
-    }
-
-    /// Whether a live issue owns `folderName` (case-folded), counting this change's claims. A claim whose
-    /// issue is gone, or now has another folder, is stale (a crash between its steps) and does not count.
+    /// Whether a live issue owns `folderName` (case-folded), counting this change's claims and records.
     package mutating func isFolderClaimed(_ folderName: String) throws -> Bool {
         let folderKey = Catalog.folderKey(folderName)
         if let change = claimChanges[folderKey] { return change != nil }
-        guard let owner = try bucket(folderKey).claim(folderKey), let issue = try issue(key: owner) else {
-            return false
+        for case .some(let issue) in staged.values where Catalog.folderKey(issue.claimName) == folderKey { return true }
+        for owner in try CatalogRows.folderOwners(folderKey, db) {
+            // A row this change deletes or moves to another folder no longer claims it.
+            guard let issue = try issue(key: owner) else { continue }
+            if Catalog.folderKey(issue.claimName) == folderKey { return true }
         }
-        return Catalog.folderKey(issue.claimName) == folderKey
+        return false
     }
 
     /// Stages `issue` (its status recomputed from its assets).
@@ -97,7 +81,7 @@ package struct CatalogChanges {
         staged[key] = .some(issue)
     }
 
-    /// Stages the removal of the named issue's record.
+    /// Stages the removal of the named issue's record (and its saved-list entries).
     package mutating func delete(named name: String) throws {
         let key = Catalog.key(for: name)
         if let existing = try issue(key: key) { claimChanges[Catalog.folderKey(existing.claimName)] = .some(nil) }
@@ -140,16 +124,11 @@ package struct CatalogChanges {
         pendingRemoved.insert(assetID)
     }
 
-    /// Claims a content folder name for a new issue (with the records, under the lock, so the next
-    /// writer finds the name taken). The folder itself is made when the first file is placed in it,
-    /// or when someone asks for its path: 100,000 empty folders would cost 400 MB and a minute.
+    /// Claims a content folder name for a new issue, so that the next writer finds the name taken. The claim
+    /// is the record's own folder (a column of its row) once the issue is put; this holds it within the change.
+    /// The folder itself is made when the first file is placed in it, or when someone asks for its path.
     package mutating func claimFolder(_ folderName: String, forIssueNamed name: String) {
         claimChanges[Catalog.folderKey(folderName)] = .some(Catalog.key(for: name))
-    }
-
-    /// Sets or drops one folder claim as it is (for `verify --repair`).
-    mutating func setClaim(_ folderKey: String, owner: String?) {
-        claimChanges[folderKey] = .some(owner)
     }
 
     private mutating func touch(_ key: String) {

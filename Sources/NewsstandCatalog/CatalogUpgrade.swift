@@ -1,68 +1,141 @@
 import Foundation
+import GRDB
 import NewsstandCore
 
 #if canImport(Glibc)
     import Glibc
 #endif
 
-/// Upgrades a version-1 library (one `library.json` holding every issue) to the version-2 catalog.
+/// Upgrades a version 1, 2 or 3 library to the SQLite catalog of version 4.
 ///
-/// The old file is copied to `library.json.v1` first, the new catalog is built beside the old one in
-/// `.catalog-upgrade` and moved into place, and only then is `library.json` replaced by the version-2
-/// marker: that rename is the commit. A crash before it leaves `library.json` as it was, and the next
-/// open starts the upgrade over; the copy goes once the upgrade has committed. Runs under the lock.
+/// The database is built from the old files in one transaction; then `library.json` is replaced by the version-4
+/// marker: that rename is the commit. A kill before it leaves the old library as it was (the next open deletes
+/// the half-built database and starts again); a kill after it leaves old files that the next open deletes
+/// (``removeLeftovers(_:)``). Nothing old is deleted before the commit. Runs under the lock.
 struct CatalogUpgrade {
     let catalog: Catalog
+    private var layout: LibraryLayout { catalog.layout }
 
+    /// Version 1: one `library.json` holding every issue and the saved list.
     func run(version1 data: Data) throws {
-        let layout = catalog.layout
         let (issues, pending) = try decode(data)
-        try AtomicFile.write(data, to: layout.manifestBackup, durable: catalog.durable)
-        CrashPoint.reached("upgrade-backup")
-
-        let base = layout.catalogUpgrade
-        try TreeRemover.remove(base)
-        let digits = Catalog.digits(forCount: issues.count)
-        try catalog.makeEmptyCatalog(at: base, digits: digits)
-        var keys: [String: String] = [:]  // asset id → issue key
-        var buckets: [String: CatalogBucket] = [:]
-        func put(_ key: String, _ change: (inout CatalogBucket) -> Void) {
-            let path = "\(base)/issues-\(digits)/\(key.prefix(digits)).jsonl"
-            change(&buckets[path, default: CatalogBucket(path: path, lines: [])])
-        }
-        var lines = JSONWriter(capacity: issues.count * 700)
-        for var issue in issues {
-            issue.updateStatus()
-            let key = Catalog.key(for: issue.name)
-            put(key) { $0.set(issue: issue, key: key) }
-            let folderKey = Catalog.folderKey(issue.claimName)
-            put(folderKey) { $0.set(claim: key, key: folderKey) }
-            CatalogIndex.line(key: key, issue: issue, into: &lines)
-            for asset in issue.assets { keys[asset.id] = key }
-            // Version 1 retried failed assets by scanning every issue; version 2 keeps them in the list.
-            for asset in issue.assets where asset.state == .failed || asset.state == .downloading {
-                try symlinkMarker(asset.id, key: key, base: base)
+        try build { db in
+            var keys: [String: String] = [:]  // asset id → issue key
+            for var issue in issues {
+                issue.updateStatus()
+                let key = Catalog.key(for: issue.name)
+                try CatalogRows.put(issue, key: key, db)
+                for asset in issue.assets { keys[asset.id] = key }
+                // Version 1 retried failed assets by scanning every issue; later versions keep them in the list.
+                for asset in issue.assets where asset.state == .failed || asset.state == .downloading {
+                    try CatalogRows.markPending(asset.id, key: key, db)
+                }
             }
+            for id in pending { if let key = keys[id] { try CatalogRows.markPending(id, key: key, db) } }
         }
-        for (path, bucket) in buckets { try AtomicFile.write(Data(bucket.encoded()), to: path, durable: false) }
-        for id in pending { if let key = keys[id] { try symlinkMarker(id, key: key, base: base) } }
-        try catalog.writeIndex(to: "\(base)/index.jsonl") { emit in try emit(lines.bytes) }
-        if catalog.durable { try catalog.syncFileSystem() }
-        CrashPoint.reached("upgrade-built")
-
-        // A catalog left by an earlier upgrade that never committed (library.json still said version 1).
-        try TreeRemover.remove(layout.catalog)
-        try POSIX.rename(base, layout.catalog)
-        if catalog.durable { try POSIX.fsyncDirectory(layout.root) }
-        CrashPoint.reached("upgrade-moved")
-        try catalog.writeMarker(digits: digits)
-        CrashPoint.reached("upgrade-committed")
-        try POSIX.unlinkIfPresent(layout.manifestBackup)
     }
 
-    private func symlinkMarker(_ id: String, key: String, base: String) throws {
-        let path = "\(base)/pending/\(id)"
-        if symlink(key, path) != 0, errno != EEXIST { throw NewsstandError.posix(errno, "cannot create", path: path) }
+    /// Versions 2 and 3: records in the JSON-lines buckets of `digits` key digits, the saved list as markers in
+    /// `.catalog/pending`, the event log in `.catalog/events.jsonl` (its cursors kept, so hooks carry on).
+    func run(buckets digits: Int) throws {
+        let folder = layout.records(digits: digits)
+        let names = ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).sorted()
+        try build { db in
+            var count = 0
+            for name in names where name.hasSuffix(".jsonl") && !name.hasPrefix(".") {
+                for (key, issue) in try CatalogBucket.load("\(folder)/\(name)").issues() {
+                    try CatalogRows.put(issue, key: key, db)
+                    count += 1
+                    if count % 100 == 0 { CrashPoint.reached("upgrade-rows") }
+                }
+            }
+            let markers = ((try? FileManager.default.contentsOfDirectory(atPath: layout.pending)) ?? []).sorted()
+            for id in markers where !id.hasPrefix(".") && SafePathComponent(validating: id) != nil {
+                guard let key = Self.legacyMarker("\(layout.pending)/\(id)"), CatalogIndexKey.isKey(key) else { continue }
+                try CatalogRows.markPending(id, key: key, db)
+            }
+            if let fd = try POSIX.openIfExists(layout.legacyEvents, O_RDONLY) {
+                defer { _ = close(fd) }
+                let insert = try db.makeStatement(sql: "INSERT OR REPLACE INTO events (cursor, time, event) VALUES (?, ?, ?)")
+                try LineFile.forEachLine(fd, path: layout.legacyEvents) { line, _ in
+                    // A torn last line (a power cut) or a damaged one is not an event: left out.
+                    guard !line.isEmpty, let event = try? CatalogEvent.decode(line, path: layout.legacyEvents) else { return }
+                    try insert.execute(arguments: [
+                        event.cursor, event.time.timeIntervalSince1970, String(decoding: line, as: UTF8.self),
+                    ])
+                }
+            }
+        }
+    }
+
+    /// Builds the database in one transaction over a fresh file, then commits the upgrade (the marker) and
+    /// deletes the old files.
+    private func build(_ fill: (Database) throws -> Void) throws {
+        // A database an upgrade killed before its commit left: not trusted, built again.
+        for path in Self.databaseFiles(layout) { try POSIX.unlinkIfPresent(path) }
+        try POSIX.makeDirectory(layout.catalog)
+        let writer = try catalog.openDatabase(create: true)
+        do {
+            try writer.write { db in
+                try fill(db)
+                try CatalogRows.bumpGeneration(db)
+            }
+        } catch {
+            throw CatalogDatabase.translate(error, path: layout.database)
+        }
+        CrashPoint.reached("upgrade-built")
+        try catalog.writeMarker()
+        CrashPoint.reached("upgrade-committed")
+        try Self.removeLeftovers(layout)
+    }
+
+    /// The database and its WAL files.
+    static func databaseFiles(_ layout: LibraryLayout) -> [String] {
+        [layout.database, layout.database + "-wal", layout.database + "-shm", layout.database + "-journal"]
+    }
+
+    /// What versions 1 to 3 kept that version 4 does not.
+    static func leftovers(_ layout: LibraryLayout) -> [String] {
+        let depths = (1...8).map { layout.records(digits: $0) }
+        return depths + [
+            layout.catalog + "/index.jsonl", layout.catalog + "/summary.jsonl", layout.pending,
+            layout.catalog + "/intent", layout.catalog + "/.intent-spare", layout.catalog + "/split",
+            layout.legacyEvents, layout.manifestBackup, layout.catalogUpgrade,
+        ]
+    }
+
+    /// Deletes the files of the catalog an upgrade replaced (after its commit only).
+    static func removeLeftovers(_ layout: LibraryLayout) throws {
+        for path in leftovers(layout) where POSIX.linkStatus(path) != nil { try TreeRemover.remove(path) }
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: layout.catalog)) ?? []
+        for name in names
+        where LibraryLayout.isTemporary(name, of: "index.jsonl") || LibraryLayout.isTemporary(name, of: "summary.jsonl")
+            || LibraryLayout.isTemporary(name, of: "intent") || LibraryLayout.isTemporary(name, of: "events.jsonl")
+        {
+            try POSIX.unlinkIfPresent("\(layout.catalog)/\(name)")
+        }
+    }
+
+    /// The deepest bucket folder of an older catalog, or nil.
+    static func bucketDigitsOnDisk(_ layout: LibraryLayout) -> Int? {
+        (1...8).last { POSIX.exists(layout.records(digits: $0)) }
+    }
+
+    /// The key a saved-list marker of versions 2 and 3 gives: a symlink's target, or the content of a plain
+    /// file (a hard link to its issue's anchor). Nil when there is none or it is not a key's length.
+    static func legacyMarker(_ path: String) -> String? {
+        var buffer = [UInt8](repeating: 0, count: 64)
+        let n = buffer.withUnsafeMutableBytes { raw -> Int in
+            guard let base = raw.baseAddress?.assumingMemoryBound(to: CChar.self) else { return -1 }
+            return readlink(path, base, raw.count)
+        }
+        if n > 0 { return String(decoding: buffer[0..<n], as: UTF8.self) }
+        guard n < 0, errno == EINVAL else { return nil }  // EINVAL: not a symlink
+        let fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)  // a FIFO in its place never blocks
+        guard fd >= 0 else { return nil }
+        defer { _ = close(fd) }
+        let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+        return count > 0 && count < 64 ? String(decoding: buffer[0..<count], as: UTF8.self) : nil
     }
 
     /// Reads a version-1 document: `{"issues": [...], "pendingDownloads": [...], "version": 1}`.
@@ -98,5 +171,12 @@ struct CatalogUpgrade {
                 "\(path) is not a valid version-1 library manifest (\(error)); it was left untouched",
                 underlying: error)
         }
+    }
+}
+
+/// Whether a text is a record key: 32 lowercase hex digits.
+enum CatalogIndexKey {
+    static func isKey(_ text: some StringProtocol) -> Bool {
+        text.utf8.count == 32 && text.utf8.allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }
     }
 }

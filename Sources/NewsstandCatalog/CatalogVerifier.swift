@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import NewsstandCore
 
 /// The checks behind ``Library/verify(repair:)``, run under the catalog lock.
@@ -21,20 +22,8 @@ package final class CatalogVerifier {
     }
 
     package func run() throws -> VerifyReport {
-        if POSIX.exists(layout.intent) {
-            note(.interruptedChange, layout.intent, "a change was cut short; its index lines are out of step") {
-                try catalog.recover()
-            }
-        }
-        if catalog.depthsNeedSettling(current: try catalog.currentDigits()) {
-            // Other depths may hold the only copy of records: merged, never deleted unread. First, so that the
-            // checks below read the depth in force.
-            note(.bucketDepthMismatch, layout.catalog, "bucket folders of another depth than library.json's") {
-                _ = try catalog.mergeDepths()
-            }
-        }
-        let digits = try catalog.currentDigits()
-        let (issues, claims) = try catalog.allRecords(digits: digits)
+        try checkDatabase()
+        let issues = try catalog.allRecords()
         report.issuesChecked = issues.count
         var selected: Set<String>?
         if let names {
@@ -47,10 +36,10 @@ package final class CatalogVerifier {
                 selected?.insert(key)
             }
         }
-        try checkIndex(against: issues)
+        try checkColumns(against: issues)
         try checkPending(against: issues)
-        try checkFolders(of: issues, claims: claims, selected: selected)
-        try checkTemporaries(digits: digits)
+        try checkFolders(of: issues, selected: selected)
+        try checkTemporaries()
         try checkContent(of: issues, selected: selected)
         if selected == nil { checkSharedFolders(of: issues) }
         try checkLeftovers(issues: issues)
@@ -82,73 +71,25 @@ package final class CatalogVerifier {
         report.problems.append(.init(kind: kind, path: path, detail: detail, repaired: repaired))
     }
 
-    private func checkIndex(against issues: [String: Issue]) throws {
-        var differing = 0
-        var unreadable: String?
-        var indexed: [IssueSummary] = []
-        do {
-            if let reader = try CatalogIndexReader(path: layout.index) {
-                let entries = try reader.liveEntries()
-                indexed = entries.map(\.summary)
-                // On both cores (the reads are `pread`s of the one descriptor).
-                let tallies = try Stripes.map(count: entries.count) { indices in
-                    var tally = (differing: 0, listed: 0)
-                    var buffer: [UInt8] = []
-                    var encoded = JSONWriter(capacity: 4096)
-                    for index in indices {
-                        let entry = entries[index]
-                        guard let issue = issues[entry.key.text] else {
-                            tally.differing += 1
-                            continue
-                        }
-                        tally.listed += 1
-                        guard entry.summary == IssueSummary(issue) else {
-                            tally.differing += 1
-                            continue
-                        }
-                        try reader.recordBytes(entry, into: &buffer)
-                        // The index holds the record as the catalog writes it: when its bytes are the record's own
-                        // encoding, they say the same (encoding is several times cheaper than decoding them).
-                        encoded.removeAll()
-                        issue.write(to: &encoded)
-                        if encoded.bytes == buffer { continue }
-                        let indexed = try? buffer.withUnsafeBufferPointer {
-                            try IssueRecord.decode($0, path: reader.path)
-                        }
-                        if indexed == issue { continue }
-                        tally.differing += 1
-                    }
-                    return tally
-                }
-                // Issues the index does not list (its live keys are distinct).
-                let listed = tallies.reduce(0) { $0 + $1.listed }
-                differing += tallies.reduce(0) { $0 + $1.differing } + issues.count - listed
-            } else {
-                unreadable = "the index is missing"
-            }
-        } catch let error as NewsstandError {
-            unreadable = error.message
-        }
-        if let unreadable {
-            note(.indexOutOfStep, layout.index, unreadable) { try catalog.rebuildIndex() }
-        } else if differing > 0 {
-            note(.indexOutOfStep, layout.index, "\(differing) issue(s) in the index differ from their records") {
-                try catalog.rebuildIndex()
-            }
-        } else {
-            checkSummary(against: indexed)
+    /// SQLite's own check of the file: pages, b-trees, indexes. A damaged index is rebuilt (`REINDEX`); damage
+    /// to the tables themselves is reported for a person (a backup of the library folder restores it).
+    private func checkDatabase() throws {
+        let found = try catalog.integrityProblems()
+        guard !found.isEmpty else { return }
+        note(.indexOutOfStep, layout.database, "the database is damaged: \(found.prefix(3).joined(separator: "; "))") {
+            try catalog.reindex()
+            let left = try catalog.integrityProblems()
+            if !left.isEmpty { throw NewsstandError(.manifestUnreadable, "still damaged after REINDEX: \(left[0])") }
         }
     }
 
-    /// A summary that `list` would read must say what the index says (`indexed`, as its own reader read it). One
-    /// it would not read, such as one of an earlier index, is no problem: `list` reads the index, and the next
-    /// change writes a new summary.
-    private func checkSummary(against indexed: [IssueSummary]) {
-        guard POSIX.exists(layout.summary), let listed = try? catalog.listing(),
-            listed.count != indexed.count || Set(listed) != Set(indexed)
-        else { return }
-        note(.indexOutOfStep, layout.summary, "the summary that `list` reads differs from the index") {
-            try catalog.rebuildIndex()
+    /// Each row's columns (what `list` and the shelf read) must say what its JSON record says: a record edited
+    /// by hand (`sqlite3 … json_set`) gets its columns again from the record.
+    private func checkColumns(against issues: [String: Issue]) throws {
+        let differing = try catalog.keysWithStaleColumns(issues)
+        guard !differing.isEmpty else { return }
+        note(.indexOutOfStep, layout.database, "\(differing.count) issue(s) list other fields than their records say") {
+            try catalog.rewriteRows(differing.compactMap { key in issues[key].map { (key, $0) } })
         }
     }
 
@@ -156,19 +97,13 @@ package final class CatalogVerifier {
         for marker in try catalog.pendingMarkers() {
             let asset = issues[marker.key]?.assets.first { $0.id == marker.id }
             guard asset == nil || asset?.isComplete == true else { continue }
-            let path = layout.pendingMarker(marker.id)
-            note(.stalePendingDownload, path, "the saved download \(marker.id) points to no unfinished asset") {
-                try catalog.removeMarkers([marker.id])
-            }
-        }
-        for anchor in catalog.strayAnchors() {
-            note(.stalePendingDownload, anchor, "the anchor of an issue with no saved download left") {
-                try POSIX.unlinkIfPresent(anchor)
+            note(.stalePendingDownload, layout.database, "the saved download \(marker.id) points to no unfinished asset") {
+                try catalog.writeHoldingLock { $0.clearPending(marker.id) }
             }
         }
     }
 
-    private func checkFolders(of issues: [String: Issue], claims: [String: String], selected: Set<String>?) throws {
+    private func checkFolders(of issues: [String: Issue], selected: Set<String>?) throws {
         var owned = Set<String>()
         var expected: [String: String] = [:]  // folder key → issue key
         for key in Self.sortedKeys(issues.keys) {
@@ -176,16 +111,13 @@ package final class CatalogVerifier {
             // A filed issue's folder may be nested and shared (`Podcast/2026`): its top entry is owned.
             owned.insert(issue.folderName.split(separator: "/").first.map(String.init) ?? issue.folderName)
             let folderKey = Catalog.folderKey(issue.claimName)
-            expected[folderKey] = key
-            if claims[folderKey] != key {
-                let folder = issue.folderName
+            if let other = expected[folderKey], let owner = issues[other] {
+                // Two issues that one case-insensitive disk would put in one folder: only a person can choose.
                 note(
-                    .staleFolderClaim, layout.catalog,
-                    "the folder name \(folder.debugDescription) is not claimed by its issue"
-                ) {
-                    try catalog.writeHoldingLock { $0.setClaim(folderKey, owner: key) }
-                }
+                    .staleFolderClaim, layout.contentFolder(issue.folderName),
+                    "\(issue.name.debugDescription) and \(owner.name.debugDescription) claim the same folder")
             }
+            expected[folderKey] = key
             let folder = layout.contentFolder(issue.folderName)
             if issue.isBeingRemoved {
                 note(.interruptedRemoval, folder, "the removal of \(issue.name.debugDescription) was cut short") {
@@ -205,13 +137,6 @@ package final class CatalogVerifier {
                 }
             }
         }
-        for folderKey in Self.sortedKeys(claims.keys) {
-            guard let owner = claims[folderKey], expected[folderKey] != owner else { continue }
-            if expected[folderKey] != nil { continue }  // re-pointed above
-            note(.staleFolderClaim, layout.catalog, "a folder name claim (\(folderKey)) that no issue owns") {
-                try catalog.writeHoldingLock { $0.setClaim(folderKey, owner: nil) }
-            }
-        }
         for name in ((try? FileManager.default.contentsOfDirectory(atPath: layout.root)) ?? []).sorted()
         where !name.hasPrefix(".") && !LibraryLayout.isReserved(name) && !LibraryLayout.isLibraryFile(name)
             && !owned.contains(name)
@@ -220,18 +145,8 @@ package final class CatalogVerifier {
         }
     }
 
-    /// `keys` in their text's order, compared as the two numbers each key is (32 lowercase hex digits, so the
-    /// orders agree): sorting 100,000 (key, issue) pairs by string was most of the folder check.
     static func sortedKeys(_ keys: some Collection<String>) -> [String] {
-        var parsed: [(CatalogIndex.Key, String)] = []
-        parsed.reserveCapacity(keys.count)
-        for key in keys {
-            // Every key was checked when its bucket was read; anything else is sorted as text.
-            guard let number = CatalogIndex.Key(key) else { return keys.sorted() }
-            parsed.append((number, key))
-        }
-        parsed.sort { a, b in a.0.high != b.0.high ? a.0.high < b.0.high : a.0.low < b.0.low }
-        return parsed.map(\.1)
+        keys.sorted()
     }
 
     /// Whether every placed file of a filed issue is in its shared folder (that folder may hold others').
@@ -257,10 +172,8 @@ package final class CatalogVerifier {
         }
     }
 
-    private func checkTemporaries(digits: Int) throws {
-        let folders = [
-            layout.root, layout.catalog, layout.records(digits: digits), layout.contentRecords, layout.pending,
-        ]
+    private func checkTemporaries() throws {
+        let folders = [layout.root, layout.catalog, layout.contentRecords]
         for folder in folders {
             for name in ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).sorted()
             where LibraryLayout.isTemporary(name) {

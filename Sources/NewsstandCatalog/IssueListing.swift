@@ -1,7 +1,7 @@
 import NewsstandCore
 
 /// The summaries of a library's issues, newest date first, then by name (in the bytes of its UTF-8, which is
-/// Unicode scalar order): what `list` shows, read from the catalog's summary (``CatalogSummary``).
+/// Unicode scalar order): what `list` shows, read from the catalog's index on `(day DESC, name)`.
 ///
 /// Held compactly for the largest libraries: one fixed row of 32 bytes per issue and the names' bytes in one
 /// buffer, no string per issue until one is asked for. At 1,000,000 issues an array of ``IssueSummary``
@@ -35,7 +35,7 @@ public struct IssueListing: RandomAccessCollection, Sendable {
     public init(_ summaries: [IssueSummary]) {
         var builder = IssueListingBuilder(lines: summaries.count)
         for summary in summaries { builder.append(summary) }
-        self = builder.listing(status: nil, sorted: false)
+        self = builder.listing()
     }
 
     public var startIndex: Int { 0 }

@@ -167,13 +167,12 @@ package struct IssueRemoval {
         let sizes = marked.map { IssueRemoval.bytesOnDisk(of: $0, layout: layout) }
         var trashed: [String] = []
         try write { changes in
-            // Staged and validated (every bucket readable) before any folder moves.
+            // Staged (every record read) before any folder moves.
             changes.removalReason = purpose.rawValue
             for issue in marked {
                 try changes.delete(named: issue.name)
                 for asset in issue.assets { changes.clearPending(asset.id) }
             }
-            try changes.readTouchedBuckets()
             for issue in marked {
                 if let target = try IssueContent.moveToTrash(issue, layout: layout) { trashed.append(target) }
                 // Before the commit, not after: a kill between the two left them for good (`verify` found the lock
@@ -195,11 +194,8 @@ package struct IssueRemoval {
 }
 
 extension CatalogChanges {
-    /// Marks `issue` (read in this change) as being removed, the first step of every removal. The folder
-    /// claim's bucket is read first (the record's was read with the issue): a damaged one stops the removal
-    /// here, with nothing marked or moved.
+    /// Marks `issue` (read in this change) as being removed, the first step of every removal.
     package mutating func markBeingRemoved(_ issue: inout Issue) throws {
-        _ = try bucket(Catalog.folderKey(issue.claimName))
         issue.isBeingRemoved = true
         try put(issue)
     }

@@ -6,19 +6,15 @@ public struct VerifyReport: Sendable {
     public struct Problem: Sendable, Hashable {
         /// The kinds of damage `verify` knows.
         public enum Kind: String, Sendable, Hashable, CaseIterable {
-            /// A change was cut short by a crash; its index lines are re-derived from the records.
-            case interruptedChange
-            /// The index does not match the records (missing, extra or different lines): rebuilt.
+            /// The database's own check failed (a damaged index is rebuilt), or a row's columns say other than
+            /// its JSON record (a record edited by hand): the columns are written again from the record.
             case indexOutOfStep
             /// A saved download points to an issue or asset that is gone or complete: dropped.
             case stalePendingDownload
-            /// A folder-name claim whose issue is gone, or a live issue without its claim: fixed.
+            /// Two issues claim one folder name (compared case-folded): listed for a person to resolve.
             case staleFolderClaim
             /// A temporary file a killed writer left in the catalog: deleted.
             case staleTemporaryFile
-            /// `library.json`'s bucket depth disagrees with the bucket folders on disk (a restored or synced
-            /// marker): the records of every depth are merged into one, which `library.json` then names.
-            case bucketDepthMismatch
             /// An issue's content folder, or files an asset placed in it, are gone although the issue
             /// says they are there: the assets concerned are queued to be fetched again.
             case missingContent

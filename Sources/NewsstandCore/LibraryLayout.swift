@@ -8,17 +8,10 @@ import Foundation
 /// folder names never do, so the two can never collide.
 ///
 /// ```
-/// library.json                 {"version": 3, "bucketDigits": N, …}: the format marker (version 1 held everything)
-/// .catalog/issues-N/<hex>.jsonl the issue records and folder claims whose keys start with <hex> (N digits):
-///                              the source of truth
-/// .catalog/index.jsonl         one line per change, newest wins: derived, rebuilt from the records
-/// .catalog/summary.jsonl       the index's lines without their records, for `list`: derived from the index
-/// .catalog/pending/<asset id>  a hard link to .catalog/pending/.issue-<key>, a file holding the issue's key
-///                              (or, as earlier versions made it, a symlink to the key): the saved download list
-/// .catalog/intent              only while a change is being written: the keys it touches (between changes
-///                              the same file waits as .catalog/.intent-spare)
-/// .catalog/split               only while the buckets split: {"from": N, "to": N+1}
-/// .catalog/events.jsonl        the event log: one event a line, cursor order, appended with the change it reports
+/// library.json                 {"version": 4, …}: the format marker (version 1 held everything; 2 and 3 kept the
+///                              catalog in JSON-lines files, upgraded to the database when first opened)
+/// .catalog/catalog.sqlite      the catalog (SQLite, WAL): each issue's JSON record, the saved download list,
+///                              the event log (with -wal and -shm beside it while it is open)
 /// .catalog/hooks/<name>.json   how far each hook has acknowledged the event log (and its retry state)
 /// .catalog/subscriptions/<id>.json one subscription: its feed, options, validators and the items seen
 /// .sync/<id>.json              when a subscription was last checked and the outcome (not catalog)
@@ -34,9 +27,9 @@ import Foundation
 package struct LibraryLayout: Sendable, Hashable {
     package let root: String
 
-    /// The format marker (version 3), or a whole version-1 catalog waiting to be upgraded.
+    /// The format marker (version 4), or a whole version-1 catalog waiting to be upgraded.
     package var manifest: String { root + "/library.json" }
-    /// The copy of a version-1 `library.json` kept until its upgrade has committed.
+    /// Left by the upgrades of earlier versions; deleted when found.
     package var manifestBackup: String { root + "/library.json.v1" }
     package var lockFile: String { root + "/.lock" }
 
@@ -45,18 +38,13 @@ package struct LibraryLayout: Sendable, Hashable {
     package var catalog: String { root + "/.catalog" }
     /// Where an upgrade builds the new catalog before moving it into place.
     package var catalogUpgrade: String { root + "/.catalog-upgrade" }
+    /// The catalog's database (``Catalog``).
+    package var database: String { catalog + "/catalog.sqlite" }
+    /// Versions 2 and 3 only, read by the upgrade: the bucket folder of depth `digits`, the saved list's
+    /// markers, and the event log.
     package func records(digits: Int) -> String { "\(catalog)/issues-\(digits)" }
-    package var index: String { catalog + "/index.jsonl" }
-    package var summary: String { catalog + "/summary.jsonl" }
     package var pending: String { catalog + "/pending" }
-    package var intent: String { catalog + "/intent" }
-    /// The intent's file between changes, renamed into place and back (see ``Catalog/writeIntent(_:)``).
-    package var intentSpare: String { catalog + "/.intent-spare" }
-    /// Only while buckets are split (``Catalog/split(from:)``): the depth split from and the depth built, so
-    /// that opening finishes or undoes that split, and never takes another depth's records for leftovers.
-    package var splitRecord: String { catalog + "/split" }
-    /// The event log: one JSON object a line, appended in the same commit as the change it reports.
-    package var events: String { catalog + "/events.jsonl" }
+    package var legacyEvents: String { catalog + "/events.jsonl" }
     /// Each hook's position in the event log (its last acknowledged cursor), and the lock its deliverer holds.
     package var hookPositions: String { catalog + "/hooks" }
     /// There while the library's file system is under the low-space threshold: made by the process that
@@ -67,10 +55,6 @@ package struct LibraryLayout: Sendable, Hashable {
     /// What each unpacked asset placed (paths and sizes), written once per placement, for `verify`.
     package var contentRecords: String { catalog + "/content" }
     package func contentRecord(_ assetID: String) -> String { "\(contentRecords)/\(assetID).json" }
-
-    /// The bucket holding the record or claim with `key` at depth `digits`.
-    package func bucket(_ key: String, digits: Int) -> String { "\(records(digits: digits))/\(key.prefix(digits)).jsonl" }
-    package func pendingMarker(_ assetID: String) -> String { "\(pending)/\(assetID)" }
 
     // MARK: Subscriptions
 

@@ -37,15 +37,10 @@ package enum DownloadArea {
         for id in ids where !saved.contains(id) {
             _ = try? discardFiles(of: id, layout: layout)
         }
-        // Anchors whose issue has no saved download left (a kill between the last marker's deletion and
-        // the anchor's): under the lock, as a change may be linking a marker to one.
-        if !catalog.strayAnchors().isEmpty {
-            try? catalog.withLock { for anchor in catalog.strayAnchors() { try POSIX.unlinkIfPresent(anchor) } }
-        }
         for folder in [layout.root, layout.catalog] {
             guard let entries = try? FileManager.default.contentsOfDirectory(atPath: folder) else { continue }
             for name in entries
-            where LibraryLayout.isTemporary(name, of: "library.json") || LibraryLayout.isTemporary(name, of: "intent") {
+            where LibraryLayout.isTemporary(name, of: "library.json") {
                 let path = "\(folder)/\(name)"
                 if let date = (try? FileManager.default.attributesOfItem(atPath: path))?[.modificationDate] as? Date,
                     date.timeIntervalSinceNow < -600

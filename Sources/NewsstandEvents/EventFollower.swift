@@ -9,7 +9,7 @@ import Synchronization
 #endif
 
 /// Reads the event log on a thread of its own and, when following, sleeps in `poll(2)` on an inotify watch
-/// of the catalog folder (the log is appended to, or replaced by compaction) and on a pipe that the
+/// of the catalog folder (every commit writes the database's WAL file there) and on a pipe that the
 /// consumer's leaving writes to. No timer: it wakes only when the folder changes or the consumer leaves.
 package final class EventFollower: Sendable {
     private let catalog: Catalog
@@ -29,7 +29,7 @@ package final class EventFollower: Sendable {
     package func start(after cursor: Int64, _ continuation: AsyncThrowingStream<EventReport, any Error>.Continuation) {
         var fds: [Int32] = [-1, -1]
         guard pipe(&fds) == 0 else {
-            continuation.finish(throwing: NewsstandError.posix(errno, "cannot follow", path: layout.events))
+            continuation.finish(throwing: NewsstandError.posix(errno, "cannot follow", path: layout.database))
             return
         }
         // Not inherited by hooks this process runs; never blocking a cancel (pipe2 is not imported).
@@ -85,19 +85,21 @@ package final class EventFollower: Sendable {
         }
         defer { if watch >= 0 { _ = close(watch) } }
         var cursor = start
-        var position = Catalog.LogPosition()
+        let batch = 1_000
         while true {
-            // Watch first, read second: an append between the two still wakes the next poll.
-            let (events, next) = try catalog.readEvents(after: cursor, from: position)
-            position = next
-            for event in events {
-                cursor = max(cursor, event.cursor)
-                if case .terminated = continuation.yield(EventReport(event, layout: layout)) { return }
-            }
+            // Watch first, read second: a commit between the two still wakes the next poll.
+            var events: [CatalogEvent]
+            repeat {
+                events = try catalog.readEvents(after: cursor, limit: batch)
+                for event in events {
+                    cursor = max(cursor, event.cursor)
+                    if case .terminated = continuation.yield(EventReport(event, layout: layout)) { return }
+                }
+            } while events.count == batch
             guard follow else { return }
             var fds = [pollfd(fd: watch, events: Int16(POLLIN), revents: 0), pollfd(fd: wakeReader, events: Int16(POLLIN), revents: 0)]
             let ready = POSIX.retrying { poll(&fds, 2, -1) }
-            guard ready >= 0 else { throw NewsstandError.posix(errno, "cannot wait for events", path: layout.events) }
+            guard ready >= 0 else { throw NewsstandError.posix(errno, "cannot wait for events", path: layout.database) }
             if fds[1].revents != 0 { return }
             var buffer = [UInt8](repeating: 0, count: 4096)
             while read(watch, &buffer, buffer.count) > 0 {}  // drained; what changed is read from the log itself

@@ -144,7 +144,7 @@ package final class HookDelivery: Sendable {
             let path = layout.hookPosition(hook.name)
             var position = try HookPosition.read(path) ?? HookPosition(cursor: catalog.lastEventCursor())
             if let retryAt = position.retryAt, retryAt > Date() { return retryAt }
-            let events = try catalog.readEvents(after: position.cursor).events
+            let events = try catalog.readEvents(after: position.cursor, limit: Int(Int32.max))
             var unsaved = false
             for event in events {
                 guard hook.wants(event.kind.rawValue) else {

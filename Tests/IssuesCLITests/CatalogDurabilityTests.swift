@@ -26,7 +26,7 @@ import Testing
         return byName
     }
 
-    /// The index (what `list` reads) and the records (what `show` reads) tell the same story.
+    /// The listing (what `list` reads) and the records (what `show` reads) tell the same story.
     func expectConsistent(_ lib: URL, _ context: String) throws {
         for (name, issue) in try listed(lib) {
             let r = try run(["show", "--json", name], lib)
@@ -42,7 +42,8 @@ import Testing
     }
 
     static let cases: [(operation: [String], point: String)] = {
-        let writes = ["catalog-intent", "catalog-record", "catalog-records-written", "catalog-index-appended"]
+        // Inside the transaction (before its commit) and after the commit, before the process tells anyone.
+        let writes = ["catalog-transaction", "catalog-committed"]
         let operations: [[String]] = [
             ["add", "New", "--date", "2026-11-21", "--asset", url], ["add-asset", "Seed A", url], ["remove", "Seed B"],
         ]
@@ -83,11 +84,11 @@ import Testing
         }
     }
 
-    /// The saved download list's steps (an issue's anchor made, then written; each marker linked; markers
-    /// removed, then the anchor): a kill at each leaves a library whose downloads the next run completes,
-    /// and nothing for `verify` to report after it.
-    @Test(arguments: ["pending-anchor-created", "pending-marker-linked", "pending-markers-removed"])
-    func aKillWhileSavingDownloadsLeavesThemToTheNextRun(point: String) async throws {
+    /// A download's changes of the saved list (its assets queued, then each finished one taken out) commit
+    /// with the records: a kill inside one or right after it leaves a library whose downloads the next run
+    /// completes, and nothing for `verify` to report after it.
+    @Test(arguments: [("catalog-transaction", 1), ("catalog-transaction", 2), ("catalog-committed", 2)])
+    func aKillWhileSavingDownloadsLeavesThemToTheNextRun(point: String, after: Int) async throws {
         try await withTestServer { server in
             try await withTemporaryDirectory { lib in
                 server.serve("/a.pdf", bytes: patternBytes(count: 30_000, seed: 1))
@@ -98,160 +99,47 @@ import Testing
                         lib
                     ).status == 0)
                 #expect(try run(["add", "One", "--date", "2026-11-21", "--asset", server.url("/a.pdf")], lib).status == 0)
-                // One's only marker removed, then the kill: its anchor is left for the next run's clean-up.
-                let first = point == "pending-markers-removed" ? ["download", "One"] : ["download", "--jobs", "1"]
-                let killed = try run(first, lib, crashAt: point)
-                #expect(killed.signalled, "the kill at \(point) landed (\(killed.stderr))")
-                try expectConsistent(lib, "after the kill at \(point)")
+                let killed = try CommandRunner.issues(
+                    ["download", "--jobs", "1"], library: lib,
+                    environment: ["ISSUES_CRASH_AT": point, "ISSUES_CRASH_AFTER": String(after)])
+                #expect(killed.signalled, "the kill at \(point) #\(after) landed (\(killed.stderr))")
+                try expectConsistent(lib, "after the kill at \(point) #\(after)")
                 let again = try run(["download"], lib)
                 #expect(again.status == 0, "\(again.stderr)")
                 let final = try listed(lib)
                 #expect(final["Two"]?["status"] as? String == "available" && final["One"]?["status"] as? String == "available")
                 let verify = try run(["verify"], lib)
                 #expect(verify.status == 0, "\(point): \(verify.stdout)")
-                let pending = lib.appendingPathComponent(".catalog/pending").path
-                #expect(try FileManager.default.contentsOfDirectory(atPath: pending).isEmpty)
+                let database = lib.path + "/.catalog/catalog.sqlite"
+                #expect(try SQLiteShell.run(database, "SELECT count(*) FROM pending") == "0\n")
             }
         }
     }
 
-    /// Buckets split in sixteen when one grows past its limit (made tiny here): a kill while the new
-    /// depth is built, or right after it was committed, loses nothing and leaves one depth in force.
-    @Test(arguments: ["split-recorded", "split-built", "split-committed"])
-    func aKillDuringABucketSplitLosesNothing(point: String) async throws {
+    /// A damaged record (its JSON cut short by hand): `remove` fails naming the database and the issue before it
+    /// moves anything, later commands still work, and once the record is mended the removal goes through.
+    @Test func aRemoveWithADamagedRecordMovesNothing() async throws {
         try await withTemporaryDirectory { lib in
-            for i in 0..<3 {
-                #expect(try run(["add", "Issue \(i)", "--date", "2026-11-20", "--asset", Self.url], lib).status == 0)
-            }
-            let killed = try CommandRunner.issues(
-                ["add", "Issue 3", "--date", "2026-11-20"], library: lib,
-                environment: ["ISSUES_CRASH_AT": point, "ISSUES_SPLIT_BYTES": "100"])
-            #expect(killed.signalled, "the kill at \(point) landed inside a split")
-            #expect(Set(try listed(lib).keys) == ["Issue 0", "Issue 1", "Issue 2", "Issue 3"])
-            try expectConsistent(lib, "after a split killed at \(point)")
-            let folders = try FileManager.default.contentsOfDirectory(atPath: lib.path + "/.catalog")
-            #expect(folders.filter { $0.hasPrefix("issues-") }.count == 1, "\(folders)")
-            #expect(try run(["verify"], lib).status == 0)
-            // The split happens again, whole, on the next write over the limit.
-            let more = try CommandRunner.issues(
-                ["add", "Issue 4", "--date", "2026-11-20"], library: lib, environment: ["ISSUES_SPLIT_BYTES": "100"])
-            #expect(more.status == 0, "\(more.stderr)")
-            #expect(try listed(lib).count == 5)
-            #expect(try run(["verify"], lib).status == 0)
-        }
-    }
-
-    /// Every file under `.catalog` with its bytes: what a refused open must leave as it was.
-    func catalogFiles(_ lib: URL) throws -> [String: Data] {
-        let base = lib.path + "/.catalog"
-        var files: [String: Data] = [:]
-        for path in try FileManager.default.subpathsOfDirectory(atPath: base) {
-            var isFolder: ObjCBool = false
-            guard FileManager.default.fileExists(atPath: base + "/" + path, isDirectory: &isFolder), !isFolder.boolValue
-            else { continue }
-            files[path] = try Data(contentsOf: URL(fileURLWithPath: base + "/" + path))
-        }
-        return files
-    }
-
-    /// library.json's bucketDigits disagrees with `.catalog/`: a backup of the marker restored after a split
-    /// (2 on disk 3), or a flipped digit (5 on disk 2). Opening used to take the other depth for a split's
-    /// leftovers and delete it, records and all. Now every command refuses, naming both, and changes nothing;
-    /// `verify --repair` merges what is on disk, and no issue is lost.
-    @Test(arguments: ["restored", "flipped"])
-    func aMarkerThatDisagreesWithTheBucketsLosesNoRecord(variant: String) async throws {
-        try await withTemporaryDirectory { lib in
-            for i in 0..<3 {
-                #expect(try run(["add", "Issue \(i)", "--date", "2026-11-20", "--asset", Self.url], lib).status == 0)
-            }
-            let marker = lib.appendingPathComponent("library.json")
-            let (said, onDisk): (Int, Int)
-            if variant == "restored" {
-                let backup = try Data(contentsOf: marker)
-                let split = try CommandRunner.issues(
-                    ["add", "Issue 3", "--date", "2026-11-20"], library: lib, environment: ["ISSUES_SPLIT_BYTES": "100"])
-                #expect(split.status == 0, "\(split.stderr)")
-                try backup.write(to: marker)
-                (said, onDisk) = (2, 3)
-            } else {
-                #expect(try run(["add", "Issue 3", "--date", "2026-11-20"], lib).status == 0)
-                let text = try String(contentsOf: marker, encoding: .utf8)
-                #expect(text.contains("\"bucketDigits\":2"))
-                try text.replacingOccurrences(of: "\"bucketDigits\":2", with: "\"bucketDigits\":5")
-                    .write(to: marker, atomically: true, encoding: .utf8)
-                (said, onDisk) = (5, 2)
-            }
-            let folders = try FileManager.default.contentsOfDirectory(atPath: lib.path + "/.catalog")
-            #expect(folders.filter { $0.hasPrefix("issues-") } == ["issues-\(onDisk)"], "\(folders)")
-            let before = try catalogFiles(lib)
-
-            for command in [["list"], ["show", "Issue 0"], ["add", "Issue 9", "--date", "2026-11-21"], ["verify"]] {
-                let r = try run(command, lib)
-                #expect(r.status == 1, "\(command): \(r.stdout) \(r.stderr)")
-                #expect(r.stderr.hasPrefix("error: "), "\(command): \(r.stderr)")
-                #expect(r.stderr.contains("bucketDigits \(said)") && r.stderr.contains("issues-\(onDisk)"), "\(r.stderr)")
-                #expect(r.stderr.contains("verify --repair"), "\(r.stderr)")
-                #expect(try catalogFiles(lib) == before, "\(command) changed the catalog")
-            }
-
-            let repair = try run(["verify", "--repair"], lib)
-            #expect(repair.status == 0, "\(repair.stdout) \(repair.stderr)")
-            #expect(repair.stdout.contains("repaired: bucketDepthMismatch"), "\(repair.stdout)")
-            #expect(Set(try listed(lib).keys) == ["Issue 0", "Issue 1", "Issue 2", "Issue 3"])
-            try expectConsistent(lib, "after the repair")
-            let after = try FileManager.default.contentsOfDirectory(atPath: lib.path + "/.catalog")
-            #expect(after.filter { $0.hasPrefix("issues-") }.count == 1, "\(after)")
-            let verify = try run(["verify"], lib)
-            #expect(verify.status == 0, "\(verify.stdout) \(verify.stderr)")
-            #expect(try run(["add", "Issue 4", "--date", "2026-11-20"], lib).status == 0)
-            #expect(try listed(lib).count == 5)
-        }
-    }
-
-    /// The bucket file holding the folder claim line, when it holds nothing else (a name whose claim and
-    /// record fall into different buckets), with its bytes.
-    func loneClaimBucket(_ lib: URL) throws -> (path: String, bytes: Data)? {
-        let base = lib.path + "/.catalog/issues-2"
-        for name in try FileManager.default.contentsOfDirectory(atPath: base) where name.hasSuffix(".jsonl") {
-            let data = try Data(contentsOf: URL(fileURLWithPath: base + "/" + name))
-            let text = String(decoding: data, as: UTF8.self)
-            if text.contains("\"claim\":") && !text.contains("\"issue\":") { return (base + "/" + name, data) }
-        }
-        return nil
-    }
-
-    /// A damaged folder-claim line: `remove` used to move the content into the trash, fail on the claim's
-    /// bucket when it committed, and leave an intent that made every later `list` and `add` fail. Now the
-    /// removal reads every bucket it will rewrite first: it fails naming the bucket, and nothing moves.
-    @Test func aRemoveWithADamagedClaimLineMovesNothing() async throws {
-        try await withTemporaryDirectory { root in
-            var found: (lib: URL, name: String, claim: (path: String, bytes: Data))?
-            for i in 0..<20 where found == nil {
-                let lib = root.appendingPathComponent("lib\(i)")
-                let name = "Claimed \(i)"
-                #expect(try run(["add", name, "--date", "2026-11-20", "--asset", Self.url], lib).status == 0)
-                if let claim = try loneClaimBucket(lib) { found = (lib, name, claim) }
-            }
-            let (lib, name, claim) = try #require(found, "no name put its claim in a bucket of its own")
+            let name = "Claimed"
+            #expect(try run(["add", name, "--date", "2026-11-20", "--asset", Self.url], lib).status == 0)
             let folder = lib.path + "/" + name
             try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
             try Data("page".utf8).write(to: URL(fileURLWithPath: folder + "/page.pdf"))
-            let damaged = String(decoding: claim.bytes, as: UTF8.self).replacingOccurrences(of: "\"claim\":\"", with: "\"claim\":!\"")
-            try Data(damaged.utf8).write(to: URL(fileURLWithPath: claim.path))
+            let database = lib.path + "/.catalog/catalog.sqlite"
+            let record = try SQLiteShell.run(database, "SELECT record FROM issues WHERE name = '\(name)'")
+            try SQLiteShell.run(database, "UPDATE issues SET record = substr(record, 1, 40) WHERE name = '\(name)'")
 
             let r = try run(["remove", name], lib)
             #expect(r.status == 1)
-            #expect(r.stderr.hasPrefix("error: ") && r.stderr.contains(claim.path), "\(r.stderr)")
+            #expect(r.stderr.hasPrefix("error: ") && r.stderr.contains(database), "\(r.stderr)")
             #expect(FileManager.default.contents(atPath: folder + "/page.pdf") == Data("page".utf8))
             let trash = (try? FileManager.default.contentsOfDirectory(atPath: lib.path + "/.trash")) ?? []
             #expect(trash.filter { $0 != ".lock" }.isEmpty, "\(trash)")
-            #expect(!FileManager.default.fileExists(atPath: lib.path + "/.catalog/intent"))
-            let listed = try listed(lib)
-            #expect(listed[name] != nil && listed[name]?["removing"] == nil, "\(listed)")
             #expect(try run(["add", "Other", "--date", "2026-11-21"], lib).status == 0)
 
-            // Once the line is mended, the removal goes through.
-            try claim.bytes.write(to: URL(fileURLWithPath: claim.path))
+            // Once the record is mended, the removal goes through.
+            let quoted = record.trimmingCharacters(in: .newlines).replacingOccurrences(of: "'", with: "''")
+            try SQLiteShell.run(database, "UPDATE issues SET record = '\(quoted)' WHERE name = '\(name)'")
             let again = try run(["remove", name], lib)
             #expect(again.status == 0, "\(again.stderr)")
             #expect(!FileManager.default.fileExists(atPath: folder))
@@ -284,7 +172,7 @@ import Testing
         }
     }
 
-    static let upgradePoints = ["upgrade-backup", "upgrade-built", "upgrade-moved", "upgrade-committed"]
+    static let upgradePoints = ["upgrade-built", "upgrade-committed"]
 
     @Test(arguments: upgradePoints)
     func aKillDuringTheVersionOneUpgradeLosesNothing(point: String) async throws {
@@ -296,16 +184,48 @@ import Testing
             let killed = try run(["list"], lib, crashAt: point)
             #expect(killed.signalled, "the kill at \(point) landed inside the upgrade")
             let marker = try Data(contentsOf: lib.appendingPathComponent("library.json"))
-            // Before the commit the old file is as it was; the copy exists from the first step on.
+            // Before the commit the old file is as it was.
             if point != "upgrade-committed" { #expect(marker == original) }
-            #expect(FileManager.default.fileExists(atPath: lib.appendingPathComponent("library.json.v1").path))
 
             let names = Set(try listed(lib).keys)
             #expect(names == ["The Daily 2026-11-20", "Gone Weekly", "Interrupted Monthly", "Quarterly é/..\\ Review"])
-            #expect(!FileManager.default.fileExists(atPath: lib.appendingPathComponent("library.json.v1").path))
             let text = try String(contentsOf: lib.appendingPathComponent("library.json"), encoding: .utf8)
-            #expect(text.contains("\"version\":3"))
+            #expect(text.contains("\"version\":4"))
             try expectConsistent(lib, "after an upgrade killed at \(point)")
+        }
+    }
+
+    /// A version-3 library of 1,000 issues (two assets each, ten saved downloads, 30 events) killed at random
+    /// points of its upgrade (among its rows, after the database is built, after the commit): each time the next
+    /// command finishes it with every issue, saved download and event, and nothing of the old catalog left.
+    /// `ISSUES_KILL_SEED` repeats a run; `make upgrade-kills` does it at 20 points on 100,000 issues.
+    @Test func aKillAnywhereInTheVersionThreeUpgradeLosesNothing() async throws {
+        let count = Int(ProcessInfo.processInfo.environment["ISSUES_UPGRADE_COUNT"] ?? "") ?? 1_000
+        let kills = Int(ProcessInfo.processInfo.environment["ISSUES_UPGRADE_KILLS"] ?? "") ?? 6
+        var rng = SeededGenerator(state: UInt64(ProcessInfo.processInfo.environment["ISSUES_KILL_SEED"] ?? "") ?? 2026)
+        try await withTemporaryDirectory { root in
+            let script = CommandRunner.packageRoot.appendingPathComponent("Tests/IssuesCLITests/Fixtures/make_v3_library.py")
+            for round in 0..<kills {
+                let lib = root.appendingPathComponent("lib\(round)")
+                let made = try CommandRunner.run(
+                    "/usr/bin/env", ["python3", script.path, lib.path, String(count), "--pending", "10", "--events", "30"])
+                #expect(made.status == 0, "\(made.stderr)")
+                // Rows are counted in hundreds; the last two points are after the build and after the commit.
+                let pick = Int.random(in: 0..<(count / 100 + 2), using: &rng)
+                let (point, after) =
+                    pick < count / 100 ? ("upgrade-rows", pick + 1) : (pick == count / 100 ? "upgrade-built" : "upgrade-committed", 1)
+                let killed = try CommandRunner.issues(
+                    ["list"], library: lib, environment: ["ISSUES_CRASH_AT": point, "ISSUES_CRASH_AFTER": String(after)])
+                #expect(killed.signalled, "round \(round): the kill at \(point) #\(after) landed")
+                let listedNow = try run(["list", "--json"], lib)
+                #expect(listedNow.status == 0, "\(listedNow.stderr)")
+                let issues = try #require(try JSONSerialization.jsonObject(with: Data(listedNow.stdout.utf8)) as? [[String: Any]])
+                #expect(issues.count == count, "round \(round) (\(point) #\(after))")
+                let database = lib.path + "/.catalog/catalog.sqlite"
+                #expect(try SQLiteShell.run(database, "SELECT count(*), (SELECT count(*) FROM events), (SELECT max(cursor) FROM events) FROM pending") == "10|30|30\n")
+                let left = try FileManager.default.contentsOfDirectory(atPath: lib.path + "/.catalog").sorted()
+                #expect(left.allSatisfy { $0.hasPrefix("catalog.sqlite") }, "round \(round): \(left)")
+            }
         }
     }
 

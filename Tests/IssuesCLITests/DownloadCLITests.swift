@@ -289,8 +289,9 @@ import Testing
             try await withTemporaryDirectory { lib in
                 _ = try run(["add", "Huge", "--date", "2026-11-20", "--asset", server.url("/huge.bin")], lib)
                 let before = try Data(contentsOf: lib.appendingPathComponent("library.json"))
-                // A file-size limit of 256 blocks: writes past it fail with EFBIG, as on a full disk.
-                let script = "ulimit -f 256; exec \"$0\" download --library \"$1\""
+                // A file-size limit of 1,024 blocks (512 KiB): the 2 MiB download's writes past it fail with EFBIG, as
+                // on a full disk, while the catalog's database and its WAL stay under it.
+                let script = "ulimit -f 1024; exec \"$0\" download --library \"$1\""
                 let r = try CommandRunner.run(
                     "/bin/sh", ["-c", script, CommandRunner.issuesBinary, lib.path],
                     environment: CommandRunner.environment())

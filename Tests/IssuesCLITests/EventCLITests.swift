@@ -62,7 +62,7 @@ import Testing
 
     /// kill -9 at each instant between a change's commit and its hook's acknowledgement; then one delivery
     /// run: every event of a change in the catalog reached the hook exactly once, none of a lost change did.
-    @Test(arguments: ["catalog-intent", "catalog-records-written", "catalog-events-appended", "hook-delivering", "hook-acknowledged"])
+    @Test(arguments: ["catalog-transaction", "catalog-committed", "hook-delivering", "hook-acknowledged"])
     func aKillBetweenCommitAndDeliveryLosesAndRepeatsNothing(point: String) async throws {
         try await withTemporaryDirectory { lib in
             let sink = lib.appendingPathComponent("hook-received.jsonl")
@@ -82,7 +82,7 @@ import Testing
             #expect(got.compactMap { $0["id"] as? String } == logged.compactMap { $0["id"] as? String }, "\(point)")
             let announced = got.compactMap { ($0["issue"] as? [String: Any])?["name"] as? String }
             #expect(Set(announced) == Set(names), "\(point): hook got \(announced), catalog has \(names)")
-            #expect(names.contains("New") == (point != "catalog-intent"))
+            #expect(names.contains("New") == (point != "catalog-transaction"))
         }
     }
 

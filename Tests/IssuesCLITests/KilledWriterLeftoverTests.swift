@@ -71,44 +71,4 @@ import Testing
             }
         }
     }
-
-    /// A writer killed with a bucket's temporary written and not yet renamed left `.catalog/issues-N/.P.jsonl.tmp-*`;
-    /// the next command finishes the change under the lock and deletes it.
-    @Test(arguments: [
-        ["add", "New", "--date", "2026-11-21"], ["add-asset", "Weekly 2026-11-01", "https://cdn.example.com/b.pdf"],
-        ["remove", "Weekly 2026-11-02"],
-    ])
-    func aWriterKilledInsideABucketWriteLeavesNoTemporary(command: [String]) async throws {
-        try await withTemporaryDirectory { lib in
-            for (day, name) in Self.names.enumerated() {
-                let r = try run(["add", name, "--date", "2026-11-0\(day + 1)", "--asset", "https://cdn.example.com/a.pdf"], lib)
-                #expect(r.status == 0, "\(r.stderr)")
-            }
-            let killed = try run(command, lib, crashAt: "catalog-record-temporary")
-            #expect(killed.signalled, "the kill landed inside a bucket write of \(command[0]) (\(killed.stderr))")
-            #expect(!temporaries(lib).isEmpty, "the kill left a bucket's temporary file")
-
-            let list = try run(["list"], lib)  // a reader: it finishes the change under the lock
-            #expect(list.status == 0, "\(list.stderr)")
-            #expect(temporaries(lib).isEmpty, "\(temporaries(lib))")
-            let verify = try run(["verify"], lib)
-            #expect(verify.status == 0, "\(command[0]): \(verify.stdout) \(verify.stderr)")
-            // The command run again does its work, and nothing is left to repair.
-            #expect(try run(command, lib).status == 0)
-            #expect(try run(["verify"], lib).status == 0)
-        }
-    }
-
-    /// The temporary files in the catalog's bucket folders.
-    func temporaries(_ lib: URL) -> [String] {
-        let catalog = lib.path + "/.catalog"
-        let folders = ((try? FileManager.default.contentsOfDirectory(atPath: catalog)) ?? []).filter {
-            $0.hasPrefix("issues-")
-        }
-        return folders.flatMap { folder in
-            ((try? FileManager.default.contentsOfDirectory(atPath: "\(catalog)/\(folder)")) ?? []).filter {
-                $0.contains(".tmp-")
-            }.map { "\(folder)/\($0)" }
-        }
-    }
 }

@@ -274,7 +274,9 @@ import Testing
                 // Several kinds of damage, so that the kill lands after the first fix with more to do.
                 try FileManager.default.removeItem(atPath: lib.path + "/The Daily 2026-11-03/daily.pdf")
                 try Data("x".utf8).write(to: lib.appendingPathComponent(".downloads/00000000deadbeef.part"))
-                try FileManager.default.removeItem(at: lib.appendingPathComponent(".catalog/index.jsonl"))
+                try SQLiteShell.run(
+                    lib.path + "/.catalog/catalog.sqlite",
+                    "INSERT INTO pending (asset_id, issue_key) VALUES ('00000000deadbeef', '\(String(repeating: "0", count: 32))')")
                 let killed = try run(["verify", "--repair"], lib, crashAt: "repair-step")
                 #expect(killed.signalled, "the kill landed inside the repair (\(killed.stderr))")
                 let again = try run(["verify", "--repair"], lib)

@@ -20,8 +20,8 @@ import Testing
 @Suite(.timeLimit(.minutes(5))) struct CatalogTests {
     let date = IssueDate("2026-11-20")!
 
-    func catalog(_ root: URL, slack: Int = 8 << 20) throws -> Catalog {
-        let catalog = Catalog(layout: LibraryLayout(root: root.path), durable: false, compactionSlack: slack)
+    func catalog(_ root: URL) throws -> Catalog {
+        let catalog = Catalog(layout: LibraryLayout(root: root.path), durable: false)
         try catalog.prepare(create: true)
         return catalog
     }
@@ -163,12 +163,10 @@ import Testing
         // Swift compares names by canonical equivalence; both spellings must find one record.
         #expect(Catalog.key(for: "Caf\u{E9}") == Catalog.key(for: "Cafe\u{301}"))
         #expect(Catalog.key(for: "Café") != Catalog.key(for: "Cafe"))
-        #expect(Catalog.isKey(Catalog.key(for: "x")))
+        #expect(CatalogIndexKey.isKey(Catalog.key(for: "x")))
         let key = Catalog.key(for: "The Daily 2026-11-20")
-        #expect(CatalogIndex.Key(key)?.text == key)
-        #expect(CatalogIndex.Key("00000000000000000000000000000001")?.text == "00000000000000000000000000000001")
         for bad in ["", "0", String(repeating: "0", count: 33), String(repeating: "A", count: 32), "g" + key.dropFirst()] {
-            #expect(CatalogIndex.Key(bad) == nil, "\(bad)")
+            #expect(!CatalogIndexKey.isKey(bad), "\(bad)")
         }
     }
 
@@ -179,9 +177,9 @@ import Testing
             let library = try await Library.open(at: root)
             try await library.addIssue(named: "A", date: date)
             let key = Catalog.key(for: "A")
-            let path = LibraryLayout(root: root.path).bucket(key, digits: 2)
-            let garbage = Data("{\"key\":\"\(key)\",\"issue\":{\"name\": \"A\", \"date\"}\n".utf8)
-            try garbage.write(to: URL(fileURLWithPath: path))
+            let path = LibraryLayout(root: root.path).database
+            let garbage = #"{"name": "A", "date"}"#
+            try SQLiteShell.run(path, "UPDATE issues SET record = '\(garbage)' WHERE key = '\(key)'")
             for attempt in [
                 { _ = try await library.issue(named: "A") },
                 { _ = try await library.addIssue(named: "A", date: self.date) },
@@ -195,14 +193,14 @@ import Testing
                     return error?.code == .manifestUnreadable && error?.message.contains(path) == true
                 }
             }
-            #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == garbage)
+            #expect(try SQLiteShell.run(path, "SELECT record FROM issues WHERE key = '\(key)'") == garbage + "\n")
         }
     }
 
     @Test func newerLibraryVersionIsRefusedAndKept() async throws {
         try await withTemporaryDirectory { root in
             let path = root.appendingPathComponent("library.json")
-            let text = Data(#"{"version":4,"catalog":"elsewhere"}"#.utf8)
+            let text = Data(#"{"version":5,"catalog":"elsewhere"}"#.utf8)
             try text.write(to: path)
             await #expect {
                 _ = try await Library.open(at: root)
@@ -211,23 +209,42 @@ import Testing
         }
     }
 
-    /// Version 3 differs from version 2 only in what an older issues cannot see (saved downloads as links,
-    /// asset locks as bytes of one file): opening a version-2 library rewrites its marker, nothing else, so
-    /// that version 2 refuses it from then on; its legacy symlink markers are still read.
-    @Test func aVersionTwoLibraryIsMarkedVersionThreeAndKeepsItsIssues() async throws {
+    /// A version-3 library (records in JSON-lines buckets, saved downloads as links and symlinks, the event log
+    /// in a file) is upgraded into the database when first opened: every issue, saved download and event (with
+    /// its cursor, so hooks carry on) is there, the old files are gone, and `library.json` says version 4.
+    @Test(arguments: [2, 3])
+    func anOlderLibraryIsUpgradedIntoTheDatabase(version: Int) async throws {
         try await withTemporaryDirectory { root in
-            let library = try await Library.open(at: root)
-            try await library.addIssue(named: "A", date: date)
             let layout = LibraryLayout(root: root.path)
-            let path = root.appendingPathComponent("library.json")
-            let current = try String(contentsOf: path, encoding: .utf8)
-            try Data(current.replacingOccurrences(of: "\"version\":3", with: "\"version\":2").utf8).write(to: path)
+            let issue = try sampleIssue()
+            let key = Catalog.key(for: issue.name)
+            try FileManager.default.createDirectory(atPath: layout.records(digits: 2), withIntermediateDirectories: true)
+            try FileManager.default.createDirectory(atPath: layout.pending, withIntermediateDirectories: true)
+            var line = JSONWriter()
+            issue.write(to: &line)
+            let bucket = "{\"key\":\"\(key)\",\"issue\":" + String(decoding: line.bytes, as: UTF8.self) + "}\n"
+                + "{\"key\":\"\(Catalog.folderKey(issue.claimName))\",\"claim\":\"\(key)\"}\n"
+            try Data(bucket.utf8).write(to: URL(fileURLWithPath: "\(layout.records(digits: 2))/\(key.prefix(2)).jsonl"))
             try FileManager.default.createSymbolicLink(
-                atPath: layout.pendingMarker("00000000000000a1"), withDestinationPath: Catalog.key(for: "A"))
-            let reopened = try await Library.open(at: root)
-            #expect(try String(contentsOf: path, encoding: .utf8) == current)
-            #expect(try await reopened.summaries().map(\.name) == ["A"])
+                atPath: "\(layout.pending)/00000000000000a1", withDestinationPath: key)
+            let events = (41...42).map { cursor in
+                #"{"cursor":\#(cursor),"id":"e\#(cursor)","kind":"issue.added","time":"2026-11-20T06:00:00.000Z"}"#
+            }.joined(separator: "\n") + "\n"
+            try Data(events.utf8).write(to: URL(fileURLWithPath: layout.legacyEvents))
+            try Data(#"{"version":\#(version),"bucketDigits":2}"#.utf8).write(to: URL(fileURLWithPath: layout.manifest))
+
+            let library = try await Library.open(at: root)
+            #expect(try await library.issues() == [issue])
             #expect(try Catalog(layout: layout).pendingMarkers().map(\.id) == ["00000000000000a1"])
+            #expect(try library.catalog.readEvents(after: 0).map(\.cursor) == [41, 42])
+            #expect(try library.catalog.lastEventCursor() == 42)
+            for old in [layout.records(digits: 2), layout.pending, layout.legacyEvents] {
+                #expect(!FileManager.default.fileExists(atPath: old), "\(old)")
+            }
+            #expect(try String(contentsOf: URL(fileURLWithPath: layout.manifest), encoding: .utf8).contains("\"version\":4"))
+            // The next event carries the cursor on.
+            try await library.addIssue(named: "B", date: date)
+            #expect(try library.catalog.readEvents(after: 42).map(\.cursor) == [43])
         }
     }
 
@@ -281,11 +298,7 @@ import Testing
                 asset.receivedBytes = Int64.max - 1
                 issue.assets.append(asset)
             }
-            let path = layout.bucket(key, digits: 2)
-            var bucket = try CatalogBucket.load(path)
-            bucket.set(issue: issue, key: key)
-            try Data(bucket.encoded()).write(to: URL(fileURLWithPath: path))
-            try FileManager.default.removeItem(atPath: layout.index)  // rebuilt from the record
+            try Catalog(layout: layout).write { try $0.put(issue) }
             #expect(try await library.summaries().first?.bytes == Int64.max)
             let shown = try #require(try await library.issue(named: "Huge"))
             #expect(library.report(for: shown).bytes == Int64.max)
@@ -302,238 +315,63 @@ import Testing
         }
     }
 
-    // MARK: Index
+    // MARK: The database
 
-    @Test func aMissingIndexIsRebuiltFromTheRecords() async throws {
+    /// Each record is JSON that the `sqlite3` shell and `json_extract` read, as the issue says.
+    @Test func theRecordIsJSONThatTheShellReads() async throws {
         try await withTemporaryDirectory { root in
             let library = try await Library.open(at: root)
-            for i in 0..<5 { try await library.addIssue(named: "Issue \(i)", date: date) }
-            try FileManager.default.removeItem(atPath: LibraryLayout(root: root.path).index)
-            #expect(try await library.summaries().count == 5)
+            try await library.addIssue(named: "Ünïcode \"quoted\"", date: date)
+            let path = LibraryLayout(root: root.path).database
+            #expect(try SQLiteShell.run(path, "SELECT json_extract(record, '$.name'), day FROM issues") == "Ünïcode \"quoted\"|20261120\n")
         }
     }
 
-    @Test func aTornLastLineIsRebuiltByTheNextWriter() async throws {
-        try await withTemporaryDirectory { root in
-            let library = try await Library.open(at: root)
-            for i in 0..<3 { try await library.addIssue(named: "Issue \(i)", date: date) }
-            let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: LibraryLayout(root: root.path).index))
-            try handle.seekToEnd()
-            try handle.write(contentsOf: Data("{\"key\":\"00112233".utf8))  // a power cut mid-append
-            try handle.close()
-            #expect(try await library.summaries().count == 3, "readers skip the torn line")
-            try await library.addIssue(named: "Newsstand.Issue 3", date: date)
-            #expect(try await library.summaries().count == 4)
-            #expect(try await library.verify().isClean)
-        }
-    }
-
-    @Test func aDamagedIndexLineIsNamedAndRepairRebuildsIt() async throws {
-        try await withTemporaryDirectory { root in
-            let library = try await Library.open(at: root)
-            for i in 0..<3 { try await library.addIssue(named: "Issue \(i)", date: date) }
-            let path = LibraryLayout(root: root.path).index
-            var text = try String(contentsOfFile: path, encoding: .utf8)
-            text = text.replacingOccurrences(of: "\"status\":\"none\"", with: "\"status\":")
-            try text.write(toFile: path, atomically: true, encoding: .utf8)
-            await #expect {
-                _ = try await library.summaries()
-            } throws: { error in
-                let error = error as? NewsstandError
-                return error?.code == .manifestUnreadable && error?.message.contains(path) == true
-                    && error?.message.contains("verify --repair") == true
-            }
-            #expect(try String(contentsOfFile: path, encoding: .utf8) == text, "a damaged index is not rewritten")
-            let report = try await library.verify(repair: true)
-            #expect(report.problems.map(\.kind) == [.indexOutOfStep])
-            #expect(report.isClean)
-            #expect(try await library.summaries().count == 3)
-        }
-    }
-
-    @Test func anInterruptedChangeIsFinishedFromItsRecord() async throws {
+    /// A record edited by hand (its date changed through `json_set`): `verify` finds that the columns `list`
+    /// reads say otherwise, and `--repair` writes them again from the record.
+    @Test func aRecordEditedByHandGetsItsColumnsBackFromVerify() async throws {
         try await withTemporaryDirectory { root in
             let library = try await Library.open(at: root)
             try await library.addIssue(named: "A", date: date)
-            // A writer killed after writing the record, before appending its index line.
-            let layout = LibraryLayout(root: root.path)
-            let key = Catalog.key(for: "A")
-            var issue = try #require(try Catalog(layout: layout).record(key: key))
-            issue.assets = [AssetDownload(id: "00000000000000aa", url: try #require(URL(string: "http://h/x")))]
-            let path = layout.bucket(key, digits: 2)
-            var bucket = try CatalogBucket.load(path)
-            bucket.set(issue: issue, key: key)
-            try Data(bucket.encoded()).write(to: URL(fileURLWithPath: path))
-            try Data(key.utf8).write(to: URL(fileURLWithPath: layout.intent))
-            #expect(try await library.summaries().first?.assetsTotal == 1)
-            #expect(!FileManager.default.fileExists(atPath: layout.intent))
-            #expect(try await library.verify().isClean)
-        }
-    }
-
-    @Test func theIntentIsOneFileRenamedInAndOutAndNeverWrittenThroughALink() async throws {
-        try await withTemporaryDirectory { root in
-            let library = try await Library.open(at: root)
-            let layout = LibraryLayout(root: root.path)
-            try await library.addIssue(named: "A", date: date)
-            // Between changes there is no intent, only its spare, and every later change reuses that file.
-            #expect(!FileManager.default.fileExists(atPath: layout.intent))
-            var info = stat()
-            #expect(lstat(layout.intentSpare, &info) == 0)
-            let inode = info.st_ino
             try await library.addIssue(named: "B", date: date)
-            #expect(lstat(layout.intentSpare, &info) == 0 && info.st_ino == inode)
-            // A link in the spare's place (here to a file outside) is never written through.
-            let outside = root.deletingLastPathComponent().appendingPathComponent("outside-\(UUID().uuidString)").path
-            try Data("keep".utf8).write(to: URL(fileURLWithPath: outside))
-            defer { try? FileManager.default.removeItem(atPath: outside) }
-            try FileManager.default.removeItem(atPath: layout.intentSpare)
-            try FileManager.default.createSymbolicLink(atPath: layout.intentSpare, withDestinationPath: outside)
-            try await library.addIssue(named: "C", date: date)
-            // Nor is a second name of a file (a hard link).
-            try FileManager.default.removeItem(atPath: layout.intentSpare)
-            try FileManager.default.linkItem(atPath: outside, toPath: layout.intentSpare)
-            try await library.addIssue(named: "D", date: date)
-            #expect(try String(contentsOfFile: outside, encoding: .utf8) == "keep")
-            #expect(!FileManager.default.fileExists(atPath: layout.intent))
-            #expect(try await library.summaries().map(\.name).sorted() == ["A", "B", "C", "D"])
+            let path = LibraryLayout(root: root.path).database
+            try SQLiteShell.run(path, "UPDATE issues SET record = json_set(record, '$.date', '2027-01-01') WHERE name = 'A'")
+            #expect(try await library.summaries().map(\.name) == ["A", "B"])  // by name on one day
+            let report = try await library.verify()
+            #expect(report.problems.map(\.kind) == [.indexOutOfStep])
+            #expect(try await library.verify(repair: true).problems.map(\.repaired) == [true])
+            #expect(try await library.summaries().map(\.date.description) == ["2027-01-01", "2026-11-20"])
             #expect(try await library.verify().isClean)
         }
     }
 
-    @Test func theJournalIsCompactedAndKeepsTheLatestOfEach() throws {
-        try withTemporaryDirectorySync { root in
-            let catalog = try catalog(root, slack: 16 << 10)
-            for round in 0..<60 {
-                try catalog.write { changes in
-                    for i in 0..<5 {
-                        var issue = Newsstand.Issue(name: "Issue \(i)", date: date, folderName: "Issue \(i)")
-                        issue.assets = [
-                            AssetDownload(id: "\(i)-\(round)", url: try #require(URL(string: "https://h/r/\(round)")))
-                        ]
-                        try changes.put(issue)
-                    }
-                    if round == 30 { try changes.delete(named: "Newsstand.Issue 4") }
-                }
-            }
-            let size = try #require(POSIX.fileSize(catalog.layout.index))
-            #expect(size < 40 << 10, "the journal stays near its live size (\(size) bytes)")
-            let reader = try catalog.openIndex()
-            let entries = try reader.liveEntries()
-            #expect(entries.count == 5)
-            var buffer: [UInt8] = []
-            for entry in entries {
-                try reader.recordBytes(entry, into: &buffer)
-                let issue = try buffer.withUnsafeBufferPointer { try IssueRecord.decode($0, path: "index") }
-                #expect(issue.assets.first?.id.hasSuffix("-59") == true)
-            }
-        }
-    }
-
-    /// Keeps the messages logged to it, for a test to read.
-    struct CapturingLogHandler: LogHandler {
-        final class Box: Sendable {
-            let messages = Mutex<[String]>([])
-        }
-        let box: Box
-        var metadata: Logger.Metadata = [:]
-        var logLevel: Logger.Level = .trace
-        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-            get { metadata[key] }
-            set { metadata[key] = newValue }
-        }
-        func log(event: LogEvent) {
-            box.messages.withLock { $0.append("\(event.level): \(event.message)") }
-        }
-    }
-
-    /// A damaged index line used to fail the compaction that followed a committed change, so the command
-    /// failed though its change was saved. The change stands and the failure is a warning.
-    @Test func aCompactionThatFailsAfterACommittedChangeIsAWarning() throws {
-        try withTemporaryDirectorySync { root in
-            let box = CapturingLogHandler.Box()
-            let logger = Logger(label: "catalog-tests") { _ in CapturingLogHandler(box: box) }
-            let catalog = Catalog(layout: LibraryLayout(root: root.path), durable: false, compactionSlack: 0, logger: logger)
-            try catalog.prepare(create: true)
-            for i in 0..<3 {
-                try catalog.write { try $0.put(Newsstand.Issue(name: "Issue \(i)", date: date, folderName: "Issue \(i)")) }
-            }
-            let path = catalog.layout.index
-            let text = try String(contentsOfFile: path, encoding: .utf8)
-            try text.replacingOccurrences(of: "\"status\":\"none\"", with: "\"status\":")
-                .write(toFile: path, atomically: true, encoding: .utf8)
-            for round in 0..<4 {
-                try catalog.write { changes in
-                    var issue = Newsstand.Issue(name: "Issue 0", date: date, folderName: "Issue 0")
-                    issue.assets = [AssetDownload(id: "\(round)", url: try #require(URL(string: "https://h/\(round)")))]
-                    try changes.put(issue)
-                }
-            }
-            #expect(try catalog.issue(named: "Issue 0")?.assets.first?.id == "3")
-            let warnings = box.messages.withLock { $0 }.filter { $0.hasPrefix("warning") }
-            #expect(warnings.contains { $0.contains("compacting the catalog index failed") }, "\(warnings)")
-        }
-    }
-
-    /// `index.jsonl` replaced by a symbolic link is never appended through: the next change rebuilds the index
-    /// from the records in its place (the link goes, the file it pointed to is left as it was).
-    @Test func anIndexReplacedByALinkIsNeverWrittenThrough() throws {
-        try withTemporaryDirectorySync { root in
-            let catalog = try catalog(root)
-            try catalog.write { try $0.put(Newsstand.Issue(name: "A", date: date, folderName: "A")) }
-            let outside = root.path + "/outside.jsonl"
-            try FileManager.default.copyItem(atPath: catalog.layout.index, toPath: outside)
-            let before = try Data(contentsOf: URL(fileURLWithPath: outside))
-            try FileManager.default.removeItem(atPath: catalog.layout.index)
-            try FileManager.default.createSymbolicLink(atPath: catalog.layout.index, withDestinationPath: outside)
-
-            try catalog.write { try $0.put(Newsstand.Issue(name: "B", date: date, folderName: "B")) }
-            #expect(try Data(contentsOf: URL(fileURLWithPath: outside)) == before)
-            var info = stat()
-            #expect(lstat(catalog.layout.index, &info) == 0 && info.st_mode & S_IFMT == S_IFREG)
-            let names = try catalog.openIndex().sorted(status: nil) { $0.summary }.map(\.name)
-            #expect(Set(names) == ["A", "B"])
-        }
-    }
-
-    /// Two depths on disk without a split record (a synced library): opening refuses, and the repair merges
-    /// them into the deeper one, a key found at both keeping the line written last.
-    @Test func theRepairMergesTwoDepthsKeepingTheLatestLine() async throws {
+    /// A database file that is not one (overwritten, truncated by a bad copy): an open, a read or `verify` stops
+    /// with an error or a problem naming it, and nothing writes over it (`verify --repair` neither).
+    @Test(arguments: ["garbage", "truncated"])
+    func aDamagedDatabaseIsRefusedNamingItAndLeftUntouched(_ damage: String) async throws {
         try await withTemporaryDirectory { root in
-            let catalog = try catalog(root)
-            try catalog.write { changes in
-                try changes.put(Newsstand.Issue(name: "A", date: date, folderName: "A"))
-                changes.claimFolder("A", forIssueNamed: "A")
+            try await Library.withLibrary(at: root) { library in
+                for n in 0..<50 { try await library.addIssue(named: "Issue \(n)", date: date) }
             }
-            let layout = catalog.layout
-            let older = Date(timeIntervalSinceNow: -3600)
-            for name in try FileManager.default.contentsOfDirectory(atPath: layout.records(digits: 2)) {
-                try FileManager.default.setAttributes(
-                    [.modificationDate: older], ofItemAtPath: layout.records(digits: 2) + "/" + name)
+            let path = LibraryLayout(root: root.path).database
+            // Checkpointed into the main file first, so that the damage is all there is.
+            try SQLiteShell.run(path, "PRAGMA wal_checkpoint(TRUNCATE)")
+            let whole = try Data(contentsOf: URL(fileURLWithPath: path))
+            let damaged =
+                damage == "garbage" ? Data(repeating: 0x41, count: whole.count) : whole.prefix(whole.count / 2)
+            try damaged.write(to: URL(fileURLWithPath: path))
+            for repair in [false, true] {
+                do {
+                    let library = try await Library.open(at: root)
+                    _ = try await library.summaries()
+                    // The pages a listing reads may all be in the half that is left: `verify` reads them all.
+                    let report = try await library.verify(repair: repair)
+                    #expect(report.problems.contains { $0.path == path && $0.kind == .indexOutOfStep && !$0.repaired })
+                } catch let error as NewsstandError {
+                    #expect(error.code == .manifestUnreadable && error.message.contains(path), "\(error.message)")
+                }
             }
-            // Depth 3, written later: a newer A (one asset) and B, which depth 2 does not have.
-            try FileManager.default.createDirectory(atPath: layout.records(digits: 3), withIntermediateDirectories: true)
-            var newerA = Newsstand.Issue(name: "A", date: date, folderName: "A")
-            newerA.assets = [AssetDownload(id: "00000000000000aa", url: try #require(URL(string: "https://h/a")))]
-            for issue in [newerA, Newsstand.Issue(name: "B", date: date, folderName: "B")] {
-                let key = Catalog.key(for: issue.name)
-                var bucket = try CatalogBucket.load(layout.bucket(key, digits: 3))
-                bucket.set(issue: issue, key: key)
-                try Data(bucket.encoded()).write(to: URL(fileURLWithPath: bucket.path))
-            }
-            #expect(throws: NewsstandError.self) { try catalog.prepare(create: false) }
-            #expect(try catalog.currentDigits() == 2)
-
-            let merged = try await Library.repairBucketDepths(at: root)
-            #expect(merged?.contains("1 keys found twice") == true, "\(merged ?? "nil")")
-            #expect(try catalog.currentDigits() == 3)
-            #expect(catalog.depthsOnDisk() == [3])
-            try catalog.prepare(create: false)
-            #expect(try catalog.issue(named: "A")?.assets.count == 1)
-            #expect(try catalog.issue(named: "B") != nil)
-            // The claim written at depth 2 came along.
-            #expect(try CatalogBucket.load(layout.bucket(Catalog.folderKey("A"), digits: 3)).claim(Catalog.folderKey("A")) == Catalog.key(for: "A"))
-            #expect(try await Library.repairBucketDepths(at: root) == nil)
+            #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == damaged)
         }
     }
 
@@ -623,11 +461,11 @@ import Testing
             #expect(Set(saved) == ["48b740c86f37", "9df711f79461"])
             #expect(try await library.downloadingAssets().map(\.id) == ["48b740c86f37"])
             let marker = try String(contentsOf: lib.appendingPathComponent("library.json"), encoding: .utf8)
-            #expect(marker.contains("\"version\":3"))
+            #expect(marker.contains("\"version\":4"))
             #expect(!FileManager.default.fileExists(atPath: lib.appendingPathComponent("library.json.v1").path))
             #expect(original.count > marker.utf8.count)
             #expect(try await library.verify().isClean)
-            // A second open finds version 3 and changes nothing.
+            // A second open finds version 4 and changes nothing.
             _ = try await Library.open(at: lib)
             #expect(try String(contentsOf: lib.appendingPathComponent("library.json"), encoding: .utf8) == marker)
         }

@@ -77,9 +77,9 @@ import Testing
         #expect(after.problems.isEmpty, "\(after.problems)")
     }
 
-    /// The whole catalog read on several threads (what `verify` does) is the walk bucket by bucket, whatever
-    /// the thread count; a damaged bucket stops it with that bucket's path, and `verify` with it.
-    @Test func recordsReadOnSeveralThreadsAreTheWalksAndADamagedBucketStopsThem() async throws {
+    /// The whole catalog read on several threads (what `verify` does) is every record, whatever the thread
+    /// count; a damaged record stops it naming the database and the issue, and `verify` with it.
+    @Test func recordsReadOnSeveralThreadsAreAllAndADamagedRecordStopsThem() async throws {
         try await withTemporaryDirectory { root in
             let library = try await openLibrary(root)
             for n in 1...60 {
@@ -88,37 +88,23 @@ import Testing
                     assets: [AssetRequest(url: URL(string: "https://cdn.example.com/\(n).pdf")!)])
             }
             let catalog = library.catalog
-            let digits = try catalog.currentDigits()
-            var walked: [String: Newsstand.Issue] = [:]
-            var claimed: [String: String] = [:]
-            try catalog.forEachBucket(digits: digits) { bucket in
-                for (key, issue) in try bucket.issues() { walked[key] = issue }
-                for (key, owner) in bucket.claims() { claimed[key] = owner }
-            }
+            let walked = Dictionary(uniqueKeysWithValues: try catalog.issues().map { (Catalog.key(for: $0.name), $0) })
             #expect(walked.count == 60)
-            #expect(claimed.count == 60)
             for threads in [1, 2, 3, 16] {
-                let read = try catalog.allRecords(digits: digits, threads: threads)
-                #expect(read.issues == walked, "\(threads) threads")
-                #expect(read.claims == claimed, "\(threads) threads")
+                #expect(try catalog.allRecords(threads: threads) == walked, "\(threads) threads")
             }
-            let folder = library.layout.records(digits: digits)
-            let names = try FileManager.default.contentsOfDirectory(atPath: folder).filter { $0.hasSuffix(".jsonl") }.sorted()
-            let damaged = folder + "/" + (try #require(names.last))
-            let handle = try #require(FileHandle(forWritingAtPath: damaged))
-            try handle.seekToEnd()
-            try handle.write(contentsOf: Data("{\"key\": not json\n".utf8))
-            try handle.close()
+            let key = Catalog.key(for: "Gazette 60")
+            try SQLiteShell.run(library.layout.database, "UPDATE issues SET record = '{\"key\": not json' WHERE key = '\(key)'")
             for threads in [1, 2] {
                 #expect(throws: NewsstandError.self, "\(threads) threads") {
-                    _ = try catalog.allRecords(digits: digits, threads: threads)
+                    _ = try catalog.allRecords(threads: threads)
                 }
             }
             do {
                 _ = try await library.verify(issues: nil, options: VerifyOptions())
-                Issue.record("verify went past a damaged bucket")
+                Issue.record("verify went past a damaged record")
             } catch let error as NewsstandError {
-                #expect(error.message.contains(damaged), "\(error.message)")
+                #expect(error.message.contains(library.layout.database) && error.message.contains(key), "\(error.message)")
             }
             try await library.shutdown()
         }
@@ -222,10 +208,10 @@ import Testing
     @Test func aDanglingSavedDownloadAndAnIndexOutOfStepAreRepaired() async throws {
         try await withDownloadedLibrary { library, lib, issue in
             let layout = library.layout
-            try FileManager.default.createSymbolicLink(
-                atPath: layout.pendingMarker("00000000deadbeef"), withDestinationPath: String(repeating: "0", count: 32)
-            )
-            try FileManager.default.removeItem(atPath: layout.index)
+            try SQLiteShell.run(
+                layout.database,
+                "INSERT INTO pending (asset_id, issue_key) VALUES ('00000000deadbeef', '\(String(repeating: "0", count: 32))');"
+                    + "UPDATE issues SET bytes = 1")
             let found = try await library.verify(issues: nil, options: VerifyOptions())
             #expect(Set(kinds(found)) == [.stalePendingDownload, .indexOutOfStep], "\(found.problems)")
             let repaired = try await library.verify(issues: nil, options: VerifyOptions(repair: true))

@@ -34,8 +34,6 @@ struct Verify: AsyncParsableCommand {
     var deep = false
 
     func run() async throws {
-        // A bucket depth that disagrees with library.json makes opening refuse the library: merged first.
-        let merged = repair ? try await Library.repairBucketDepths(at: libraryOptions.resolvedURL()) : nil
         let library = try await libraryOptions.open(create: false)
         var report = try await library.verify(
             issues: names.isEmpty ? nil : names,
@@ -44,16 +42,9 @@ struct Verify: AsyncParsableCommand {
         report.problems += try await library.verifyCovers(
             issues: names.isEmpty ? nil : names, repair: repair, maker: CoverWorkerClient.shared)
         if output.json {
-            if let merged {
-                // Repaired before the library was opened (it refuses to open so): reported first, as found.
-                report.problems.insert(
-                    VerifyReport.Problem(kind: .bucketDepthMismatch, path: library.rootURL.path, detail: merged, repaired: true),
-                    at: 0)
-            }
             Terminal.output(try ReportJSON.text(report))
         } else {
             var lines: [String] = []
-            if let merged { lines.append("repaired: \(VerifyReport.Problem.Kind.bucketDepthMismatch.rawValue): \(merged)") }
             for problem in report.problems {
                 lines.append("\(problem.repaired ? "repaired" : "problem "): \(problem.kind.rawValue): \(problem.detail) (\(problem.path))")
             }
