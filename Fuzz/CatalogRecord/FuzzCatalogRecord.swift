@@ -79,8 +79,8 @@ public func fuzzCatalogRecord(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CIn
     // A damaged database: refused with an error or read, never a crash, and never rebuilt over.
     if input.starts(with: Array("SQLite format 3".utf8)) {
         let layout = freshLibrary()
-        FileManager.default.createFile(atPath: layout.database, contents: Data(buffer: input))
-        FileManager.default.createFile(atPath: layout.manifest, contents: Data(#"{"version":4}"#.utf8))
+        _ = FileManager.default.createFile(atPath: layout.database, contents: Data(buffer: input))
+        _ = FileManager.default.createFile(atPath: layout.manifest, contents: Data(#"{"version":4}"#.utf8))
         let catalog = Catalog(layout: layout, durable: false)
         _ = try? catalog.prepare(create: false)
         _ = try? catalog.integrityProblems()

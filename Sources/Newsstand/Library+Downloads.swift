@@ -127,7 +127,7 @@ extension Library {
             } else {
                 keys = try catalog.issueKeys(excluding: .available)
             }
-            // In changes of at most `selectionChunk` issues: one change of 10,000 held every record and bucket it
+            // In changes of at most `selectionChunk` issues: one change of 10,000 held every record it
             // rewrote at once (64 MiB of a 10,000-asset download's 96 MiB peak, sampled). A kill between two
             // changes leaves the first ones' assets queued, as a kill during the run would.
             var items: [WorkItem] = []

@@ -5,10 +5,14 @@ import NewsstandDownload
 
 /// Adding many issues at once, and writing issues out in the same format (`issues import`/`export`).
 extension Library {
+    /// Issues an import commits per transaction: a few MiB of staged records, and one flush per batch.
+    static let importBatch = 5_000
+
     /// Adds every issue of an import document (see ``IssueExchange``): a JSON array, JSON Lines, or a
     /// catalog object. Each issue is added or refused on its own (a duplicate of a listed issue or of an
     /// earlier one in the input, a bad name, date, URL or checksum); the others go on. Issues are
-    /// written in batches of 100,000, each batch one catalog change with one flush (a bucket is rewritten once per batch; a batch holds its issues in memory, about 650 MB for 100,000).
+    /// written in batches of ``importBatch``, each batch one catalog transaction (so memory stays bounded whatever
+    /// the count, and a kill keeps the batches committed before it).
     /// - Parameters:
     ///   - data: The document.
     ///   - source: How to name the input in errors (a path, or "standard input").
@@ -51,7 +55,7 @@ extension Library {
                         item.result = .failure(.init("the name \(definition.name.debugDescription) appears twice in \(source)"))
                     }
                     batch.append(item)
-                    if batch.count == 100_000 { try flush() }
+                    if batch.count == Library.importBatch { try flush() }
                 }
             }
             try flush()

@@ -4,7 +4,7 @@ import NewsstandDownload
 /// Pinning: NewsstandKit's `currentlyReadingIssue`, for as many issues as the user likes. A pinned
 /// issue is never pruned.
 extension Library {
-    /// Pins or unpins the named issues, all in one catalog change (reads and writes only their buckets).
+    /// Pins or unpins the named issues, all in one catalog change (reads and writes only their rows).
     /// - Parameters:
     ///   - names: The issues' exact names.
     ///   - pinned: true to pin, false to unpin.

@@ -8,9 +8,9 @@ import NewsstandDownload
 // The actor's core: opening and lifetime. Reading is in Library+Reading.swift, adding and removing in
 // Library+Changes.swift; each other part of the public API is a Library+*.swift file of its own.
 
-/// A library of issues on disk (NewsstandKit's `NKLibrary`): the catalog in `.catalog/` (bucketed issue
-/// records and their index; `library.json` is its format marker), one content folder per issue, and the
-/// downloads that fill them.
+/// A library of issues on disk (NewsstandKit's `NKLibrary`): the catalog in `.catalog/catalog.sqlite` (the issues'
+/// JSON records, the saved download list and the event log; `library.json` is its format marker), one content
+/// folder per issue, and the downloads that fill them.
 ///
 /// The actor owns this process's view of the catalog; every change goes through the catalog's file lock,
 /// so several processes (and several `Library` values) may share one folder. There is no

@@ -1,7 +1,7 @@
 import Foundation
 import NewsstandCore
 
-/// One line of the event log (`.catalog/events.jsonl`) as stored: what changed, with the identity a consumer
+/// One event of the event log (a row of the catalog's `events` table) as stored: what changed, with the identity a consumer
 /// needs. The façade turns it into its `EventReport` (the issue as an `IssueReport`); this layer keeps the
 /// stored form, written with the catalog's own JSON writer because an import appends one per issue.
 ///

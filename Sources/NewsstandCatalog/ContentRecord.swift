@@ -9,7 +9,7 @@ import NewsstandArchive
 /// {"asset":"…","entries":[{"kind":"file","path":"pages/1.pdf","size":1234},{"kind":"directory","path":"pages"}],
 ///  "version":1}
 /// ```
-/// Kept out of the issue records on purpose: an archive of 10,000 files would blow a bucket's size,
+/// Kept out of the issue records on purpose: an archive of 10,000 files would make its record huge,
 /// and every later change of the issue would rewrite the list. Written without an `fsync` of its own: the
 /// download run flushes it with the unpacked tree (one `syncfs`) before recording the asset as unpacked,
 /// unless `--no-fsync`. Plain files need no record: the issue's own record has their name, size and checksum.

@@ -9,6 +9,9 @@ public struct VerifyReport: Sendable {
             /// The database's own check failed (a damaged index is rebuilt), or a row's columns say other than
             /// its JSON record (a record edited by hand): the columns are written again from the record.
             case indexOutOfStep
+            /// The catalog's database is missing or damaged past what `REINDEX` mends: moved aside and rebuilt
+            /// from the issues' `issue.json` manifests (by `verify --repair`, before the library opens).
+            case damagedCatalog
             /// A saved download points to an issue or asset that is gone or complete: dropped.
             case stalePendingDownload
             /// Two issues claim one folder name (compared case-folded): listed for a person to resolve.

@@ -148,6 +148,48 @@ import Testing
         }
     }
 
+    /// The database deleted or overwritten: every command refuses with an error naming it and the way back, and
+    /// `verify --repair` rebuilds it from the issues' `issue.json` manifests (a damaged file kept aside): the
+    /// downloaded issues are back with their files, and the library works on.
+    @Test(arguments: ["deleted", "garbage"])
+    func aLostOrDamagedDatabaseIsRebuiltFromTheManifests(damage: String) async throws {
+        try await withTestServer { server in
+            try await withTemporaryDirectory { lib in
+                server.serve("/a.pdf", bytes: patternBytes(count: 30_000, seed: 1))
+                for name in ["Kept 1", "Kept 2"] {
+                    #expect(try run(["add", name, "--date", "2026-11-20", "--asset", server.url("/a.pdf")], lib).status == 0)
+                }
+                #expect(try run(["download", "--no-covers"], lib).status == 0)
+                #expect(try run(["add", "Never downloaded", "--date", "2026-11-21"], lib).status == 0)
+                let before = try listed(lib)
+                let catalog = lib.path + "/.catalog"
+                let database = catalog + "/catalog.sqlite"
+                for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: database + suffix) }
+                if damage == "garbage" { try Data(repeating: 0x5A, count: 8192).write(to: URL(fileURLWithPath: database)) }
+
+                let refused = try run(["list"], lib)
+                #expect(refused.status == 1)
+                #expect(refused.stderr.hasPrefix("error: ") && refused.stderr.contains(database), "\(refused.stderr)")
+                #expect(refused.stderr.contains("verify --repair"), "\(refused.stderr)")
+
+                let repair = try run(["verify", "--repair"], lib)
+                #expect(repair.status == 0, "\(repair.stdout) \(repair.stderr)")
+                #expect(repair.stdout.contains("repaired: damagedCatalog") && repair.stdout.contains("2 issue.json"), "\(repair.stdout)")
+                let after = try listed(lib)
+                #expect(Set(after.keys) == ["Kept 1", "Kept 2"])
+                for name in ["Kept 1", "Kept 2"] {
+                    #expect(after[name]?["status"] as? String == "available")
+                    #expect(after[name]?["bytes"] as? Int == before[name]?["bytes"] as? Int)
+                }
+                let kept = try FileManager.default.contentsOfDirectory(atPath: catalog).filter { $0.contains(".damaged-") }
+                #expect(kept.isEmpty == (damage == "deleted"), "\(kept)")
+                #expect(try run(["verify"], lib).status == 0)
+                #expect(try run(["add", "New", "--date", "2026-11-22"], lib).status == 0)
+                #expect(try run(["download"], lib).status == 0)
+            }
+        }
+    }
+
     @Test func twentyConcurrentWritersToOneIssueLoseNothing() async throws {
         try await withTemporaryDirectory { lib in
             #expect(try run(["add", "Shared", "--date", "2026-11-20"], lib).status == 0)

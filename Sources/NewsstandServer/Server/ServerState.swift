@@ -27,7 +27,7 @@ final class ServerState: Sendable {
     /// The catalog key of an issue name (what URLs carry: names may hold any character, even `/`).
     static func key(for name: String) -> String { Catalog.key(for: name) }
 
-    /// The issue whose key is `key`, or nil: one record read from its bucket (no table of keys is held).
+    /// The issue whose key is `key`, or nil: one record read by its key (no table of keys is held).
     /// Blocking.
     func issue(key: String) throws -> Issue? {
         guard key.count == 32, key.allSatisfy({ $0.isHexDigit && !$0.isUppercase }) else { return nil }

@@ -34,6 +34,8 @@ struct Verify: AsyncParsableCommand {
     var deep = false
 
     func run() async throws {
+        // A lost or damaged database makes opening refuse the library: rebuilt from the issue.json manifests first.
+        let rebuilt = repair ? try await Library.rebuildDamagedCatalog(at: libraryOptions.resolvedURL()) : nil
         let library = try await libraryOptions.open(create: false)
         var report = try await library.verify(
             issues: names.isEmpty ? nil : names,
@@ -41,6 +43,11 @@ struct Verify: AsyncParsableCommand {
         // Covers are checked here, where the image libraries are (NewsstandCovers), not in the library's verify.
         report.problems += try await library.verifyCovers(
             issues: names.isEmpty ? nil : names, repair: repair, maker: CoverWorkerClient.shared)
+        if let rebuilt {
+            // Repaired before the library was opened (it refuses to open so): reported first, as found.
+            report.problems.insert(
+                VerifyReport.Problem(kind: .damagedCatalog, path: library.rootURL.path, detail: rebuilt, repaired: true), at: 0)
+        }
         if output.json {
             Terminal.output(try ReportJSON.text(report))
         } else {
