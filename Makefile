@@ -154,6 +154,13 @@ soak: test-deps bench-deps
 	$(SWIFT) build --product issues
 	SOAK_SECONDS=$(SOAK_SECONDS) python3 Tests/Soak/soak.py --issues .build/debug/issues
 
+# The upgrade of a version-3 library of 100,000 issues killed with SIGKILL at 20 random points (`make test`:
+# 1,000 issues, 6 points; ISSUES_KILL_SEED repeats a run). Opt-in: each round writes and upgrades a library.
+.PHONY: upgrade-kills
+upgrade-kills: test-deps
+	$(SWIFT) build --build-tests
+	ISSUES_UPGRADE_COUNT=100000 ISSUES_UPGRADE_KILLS=20 $(SWIFT) test --skip-build --filter aKillAnywhereInTheVersionThreeUpgradeLosesNothing
+
 # The scheduler's simulated week at the issue's size, 1,000 feeds (`make test` runs 100), and the service
 # killed with SIGKILL at 50 random points (`make test`: 6; ISSUES_KILL_SEED repeats a run).
 .PHONY: schedule-week

@@ -79,6 +79,8 @@ let package = Package(
             dependencies: [
                 "NewsstandCore", "NewsstandArchive", "CSystemShims",
                 .product(name: "GRDB", package: "GRDB.swift"),
+                // SQLite's C API, for the loops that read 100,000 rows (`list`): columns as bytes, no value per cell.
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
             ]

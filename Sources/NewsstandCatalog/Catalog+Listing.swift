@@ -12,26 +12,22 @@ extension Catalog {
             let count = try CatalogRows.count(db)
             var builder = IssueListingBuilder(lines: status == nil ? count : count / 2)
             let filter = status == nil ? "" : "WHERE status = ?"
-            let rows = try Row.fetchCursor(
-                db,
+            let statement = try db.makeStatement(
                 sql: """
                     SELECT day, status, assets_done, assets_total, bytes, pinned, removing, name, folder
                     FROM issues INDEXED BY issues_shelf \(filter) ORDER BY day DESC, name
-                    """,
-                arguments: status.map { [$0.rawValue] } ?? [])
-            while let row = try rows.next() {
-                let statusText: String = row[1]
-                guard let rowStatus = Issue.Status(rawValue: statusText) else {
-                    throw NewsstandError(.manifestUnreadable, "\(layout.database) holds an issue with status \(statusText.debugDescription); run `issues verify --repair`")
+                    """)
+            if let status { try statement.setArguments([status.rawValue]) }
+            try SQLRows.forEach(statement, db) { row in
+                guard let rowStatus = Issue.Status(utf8: row.text(1)) else {
+                    throw NewsstandError(
+                        .manifestUnreadable,
+                        "\(layout.database) holds an issue with status \(String(decoding: row.text(1), as: UTF8.self).debugDescription); run `issues verify --repair`")
                 }
-                try row.withUnsafeData(atIndex: 7) { name in
-                    try row.withUnsafeData(atIndex: 8) { folder in
-                        try builder.append(
-                            day: Int32(truncatingIfNeeded: row[0] as Int64), status: rowStatus, assetsDone: row[2],
-                            assetsTotal: row[3], bytes: row[4], isPinned: row[5], isBeingRemoved: row[6],
-                            name: name ?? Data(), folder: folder ?? Data())
-                    }
-                }
+                try builder.append(
+                    day: Int32(truncatingIfNeeded: row.int(0)), status: rowStatus, assetsDone: Int(row.int(2)),
+                    assetsTotal: Int(row.int(3)), bytes: row.int(4), isPinned: row.int(5) != 0,
+                    isBeingRemoved: row.int(6) != 0, name: row.text(7), folder: row.text(8))
             }
             return builder.listing()
         }
