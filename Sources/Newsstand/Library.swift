@@ -143,6 +143,12 @@ public actor Library {
         return result
     }
 
+    /// Closes the catalog's database, so that this process's last connection checkpoints its WAL (the library
+    /// opens it again if it is used after). What a command does as it ends.
+    package nonisolated func closeCatalog() {
+        catalog.close()
+    }
+
     /// Stops this library's downloads and its HTTP engine, if one was started. Downloads still running
     /// are cancelled and waited for (their partial files are kept, their locks released). The library can
     /// still be used afterwards: a later download starts a new engine. Waits for the hooks to be handed the
@@ -159,6 +165,7 @@ public actor Library {
         engine = nil
         retiredEngines = []
         for engine in engines { try await engine.shutdown() }
+        closeCatalog()
         logger.debug("library shut down", metadata: ["library": "\(layout.root)"])
     }
 

@@ -84,6 +84,7 @@ struct Issues: AsyncParsableCommand {
         // failed) delivered to the hooks.
         CoverWorkerClient.shared.stop()
         await LibraryOptions.waitForEventDelivery()
+        LibraryOptions.closeCatalogs()
         if let error = failure as? NewsstandError {
             Terminal.error("error: \(error)")
             Foundation.exit(ExitCode.failure.rawValue)

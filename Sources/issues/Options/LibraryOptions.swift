@@ -77,6 +77,11 @@ struct LibraryOptions: ParsableArguments {
     static func waitForEventDelivery() async {
         for library in opened.withLock({ $0 }) { await library.waitForEventDelivery() }
     }
+
+    /// Closes every opened library's catalog, once the command is done with it.
+    static func closeCatalogs() {
+        for library in opened.withLock({ $0 }) { library.closeCatalog() }
+    }
 }
 
 /// `--json`, for the commands that can print machine-readable output.
