@@ -263,6 +263,34 @@ struct ServerTests {
         }
     }
 
+    /// A client that reads nothing while 3,000 issues are imported: its stream is never thinned. What it gets is
+    /// every event in order up to where the server ended the stream, and reconnecting with `Last-Event-ID` (as a
+    /// browser does) gives it the rest: no cursor is missing. Without the fix the stream dropped the oldest
+    /// buffered frames and the ids jumped.
+    @Test func aClientThatCannotKeepUpMissesNoEventAfterReconnecting() async throws {
+        try await withServer { served in
+            let since = try await served.library.lastEventCursor()
+            let socket = try RawHTTPClient(port: served.port, path: "/events?since=\(since)")
+            // Headers and the first frame: the stream is live before the burst.
+            _ = try socket.read(until: "retry: 2000")
+            let items = (0..<3_000).map { #"{"name":"Burst \#($0)","date":"2026-11-20"}"# }.joined(separator: "\n")
+            let report = try await served.library.importIssues(from: Data(items.utf8), source: "burst")
+            #expect(report.added.count == 3_000)
+            let last = try await served.library.lastEventCursor()
+            var seen = try socket.readEvents(until: last)
+            var reconnects = 0
+            while seen.last.map({ $0 < last }) ?? true, reconnects < 100 {
+                reconnects += 1
+                let resumed = try RawHTTPClient(
+                    port: served.port, path: "/events", headers: ["Last-Event-ID: \(seen.last ?? since)"])
+                seen += try resumed.readEvents(until: last)
+            }
+            let missing = Set((since + 1)...last).subtracting(seen).count
+            #expect(seen == Array((since + 1)...last), "\(seen.count) ids, \(missing) missing, \(reconnects) reconnects")
+            print("3,000-issue burst to a client reading nothing: \(reconnects) reconnect(s)")
+        }
+    }
+
     @Test func tokenIsNeededBeyondLoopback() async throws {
         // 0.0.0.0 binds every address; the request still comes over loopback, but the server asks for the token.
         try await withServer(host: "0.0.0.0") { served in
