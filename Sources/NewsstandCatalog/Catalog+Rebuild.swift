@@ -36,27 +36,36 @@ extension Catalog {
             if path == layout.database { kept = aside }
         }
         let floor = try hookPositions().max() ?? 0
+        try fillNewDatabase { db in
+            for var issue in issues {
+                issue.updateStatus()
+                let key = Catalog.key(for: issue.name)
+                try CatalogRows.put(issue, key: key, db)
+                for asset in issue.assets where asset.state == .downloading || asset.state == .failed {
+                    try CatalogRows.markPending(asset.id, key: key, db)
+                }
+            }
+            if floor > 0 {
+                try db.execute(sql: "INSERT INTO sqlite_sequence (name, seq) VALUES ('events', ?)", arguments: [floor])
+            }
+        }
+        return kept
+    }
+
+    /// Creates the database (where none is), fills it in one transaction, then writes the version-4 marker: the
+    /// commit of an upgrade or a rebuild. Called with the lock held.
+    func fillNewDatabase(_ fill: (Database) throws -> Void) throws {
         try POSIX.makeDirectory(layout.catalog)
         let writer = try openDatabase(create: true)
         do {
             try writer.write { db in
-                for var issue in issues {
-                    issue.updateStatus()
-                    let key = Catalog.key(for: issue.name)
-                    try CatalogRows.put(issue, key: key, db)
-                    for asset in issue.assets where asset.state == .downloading || asset.state == .failed {
-                        try CatalogRows.markPending(asset.id, key: key, db)
-                    }
-                }
-                if floor > 0 {
-                    try db.execute(sql: "INSERT INTO sqlite_sequence (name, seq) VALUES ('events', ?)", arguments: [floor])
-                }
+                try fill(db)
                 try CatalogRows.bumpGeneration(db)
             }
         } catch {
             throw CatalogDatabase.translate(error, path: layout.database)
         }
+        CrashPoint.reached("upgrade-built")
         try writeMarker()
-        return kept
     }
 }

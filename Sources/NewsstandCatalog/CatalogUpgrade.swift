@@ -73,18 +73,7 @@ struct CatalogUpgrade {
     private func build(_ fill: (Database) throws -> Void) throws {
         // A database an upgrade killed before its commit left: not trusted, built again.
         for path in Self.databaseFiles(layout) { try POSIX.unlinkIfPresent(path) }
-        try POSIX.makeDirectory(layout.catalog)
-        let writer = try catalog.openDatabase(create: true)
-        do {
-            try writer.write { db in
-                try fill(db)
-                try CatalogRows.bumpGeneration(db)
-            }
-        } catch {
-            throw CatalogDatabase.translate(error, path: layout.database)
-        }
-        CrashPoint.reached("upgrade-built")
-        try catalog.writeMarker()
+        try catalog.fillNewDatabase(fill)
         CrashPoint.reached("upgrade-committed")
         try Self.removeLeftovers(layout)
     }
